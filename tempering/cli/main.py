@@ -1,0 +1,137 @@
+"""`temper`: train, eval, envs, demo.
+
+Every user mistake ends in one line naming the problem and the fix, and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from tempering.errors import ConfigError, TemperingError  # noqa: E402
+
+
+def _cmd_train(args: argparse.Namespace) -> int:
+    from tempering.config import load_config
+    from tempering.trainer import prepare_run, read_run_config, train
+
+    if args.resume:
+        if args.config or args.set:
+            raise ConfigError("--resume continues a run with its saved config: drop CONFIG and --set")
+        run_dir = Path(args.resume)
+        cfg = read_run_config(run_dir)
+        metrics = train(cfg, run_dir, steps=args.steps, resume=True)
+    else:
+        if not args.config:
+            raise ConfigError("temper train needs a CONFIG file (e.g. configs/tiny-cpu.yaml) or --resume RUN_DIR")
+        cfg = load_config(args.config, args.set)
+        run_dir = Path(args.run_dir or f"runs/{cfg.name}")
+        prepare_run(cfg, run_dir)
+        metrics = train(cfg, run_dir, steps=args.steps)
+    last = metrics[-1] if metrics else {}
+    print(f"run {run_dir}: {len(metrics)} step(s) this session, last step {last.get('step', '-')}, "
+          f"reward {last.get('reward_mean', float('nan')):.3f}")
+    return 0
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from tempering import envs
+    from tempering.eval import evaluate
+    from tempering.models import load
+    from tempering.rollout import HFClient
+
+    env = envs.make(args.env)  # fail on a bad env id before loading a model
+    if args.n < 1:
+        raise ConfigError(f"--n must be at least 1, got {args.n}")
+    loaded = load(args.model)
+    result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
+                      max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
+    print(result.summary())
+    out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}.json")
+    result.write_json(out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _cmd_envs(args: argparse.Namespace) -> int:
+    from tempering import envs
+
+    if args.envs_cmd == "list":
+        for env_id in envs.list_envs():
+            print(env_id)
+        return 0
+    report = envs.check_env(args.env_id, n=args.n)
+    for problem in report.problems:
+        print(f"FAIL {problem}")
+    print(f"{report.env_id}: {'ok' if report.ok else 'FAILED'} ({report.checked} tasks checked)")
+    return 0 if report.ok else 1
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from tempering.cli.demo import run_demo
+
+    summary = run_demo(config_path=Path(args.config), minutes=args.minutes, n_eval=args.n_eval,
+                       run_dir=Path(args.run_dir) if args.run_dir else None)
+    print(json.dumps({k: summary[k] for k in ("run_dir", "before", "after")}, indent=1))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    t = sub.add_parser("train", help="run GRPO from a config, or continue a run")
+    t.add_argument("config", nargs="?", help="YAML config, e.g. configs/tiny-cpu.yaml")
+    t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable)")
+    t.add_argument("--steps", type=int, help="total policy updates (overrides train.steps)")
+    t.add_argument("--run-dir", help="where to write the run (default runs/<name>)")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint")
+    t.set_defaults(func=_cmd_train)
+
+    e = sub.add_parser("eval", help="greedy accuracy on an env's held-out split")
+    e.add_argument("--model", required=True, help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
+    e.add_argument("--env", required=True, help="env id from `temper envs list`")
+    e.add_argument("--split", default="test", choices=["train", "test"])
+    e.add_argument("--n", type=int, default=200)
+    e.add_argument("--max-new-tokens", type=int, default=64)
+    e.add_argument("--batch-size", type=int, default=32)
+    e.add_argument("--out", help="JSON file for the full result")
+    e.set_defaults(func=_cmd_eval)
+
+    v = sub.add_parser("envs", help="list or check environments")
+    vs = v.add_subparsers(dest="envs_cmd", required=True)
+    vs.add_parser("list", help="every registered env id")
+    c = vs.add_parser("check", help="prove an env's verifier on reference and empty answers")
+    c.add_argument("env_id")
+    c.add_argument("--n", type=int, default=5, help="tasks per split")
+    v.set_defaults(func=_cmd_envs)
+
+    d = sub.add_parser("demo", help="evaluate SmolLM2, train it with GRPO, evaluate again")
+    d.add_argument("--config", default="configs/smollm2-arith-grpo.yaml")
+    d.add_argument("--minutes", type=float, default=None, help="training time budget (default: the config's)")
+    d.add_argument("--n-eval", type=int, default=None, help="held-out tasks per evaluation (default: the config's)")
+    d.add_argument("--run-dir")
+    d.set_defaults(func=_cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except TemperingError as e:
+        print(f"temper: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("temper: interrupted; the last checkpoint is intact (resume with temper train --resume)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The Env protocol and the single-turn environment every task-set-plus-verifier domain uses.
+
+Splits are disjoint by construction: a generated task belongs to the test split when a hash
+of its prompt text falls in the test bucket (1 in 10), and to train otherwise. Generators
+draw candidates from a seeded stream until one lands in the requested split, so no training
+prompt can ever equal a held-out prompt, whatever the seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from typing import Callable, Protocol
+
+from tempering.errors import TaskError
+from tempering.types import Message, Score, StepResult, Task
+
+SPLITS = ("train", "test")
+TEST_BUCKETS = 10  # 1 in TEST_BUCKETS prompts is held out
+
+
+class Env(Protocol):
+    id: str
+
+    def reset(self, task: Task) -> list[Message]: ...
+
+    def step(self, action: str) -> StepResult: ...
+
+
+def split_of(text: str) -> str:
+    """Which split a prompt belongs to: a pure function of its text."""
+    bucket = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % TEST_BUCKETS
+    return "test" if bucket == 0 else "train"
+
+
+Generator = Callable[[random.Random, str | None], Task]
+"""(rng, family or None) -> Task. Must be deterministic given the rng state."""
+Verifier = Callable[[Task, str], Score]
+
+
+class SingleTurnEnv:
+    """A procedural task set plus a verifier; the episode ends after one answer."""
+
+    def __init__(self, id: str, generate: Generator, verify: Verifier, reference_response: Callable[[Task], str],
+                 families: tuple[str, ...] = ()):
+        self.id = id
+        self.domain = id.split("/")[0]
+        self._generate = generate
+        self.verify = verify
+        self.reference_response = reference_response
+        """Text a perfect model would write for a task; check_env scores it."""
+        self.families = families
+        """Task families (problem types) a curriculum can weight; empty when there is one."""
+        self._task: Task | None = None
+
+    def task(self, split: str, index: int, family: str | None = None) -> Task:
+        """The index-th task of a split (deterministic)."""
+        if split not in SPLITS:
+            raise TaskError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+        if family is not None and family not in self.families:
+            raise TaskError(f"env {self.id} has no task family {family!r}; families: {', '.join(self.families) or '(none)'}")
+        rng = random.Random(f"{self.id}|{split}|{family}|{index}")
+        for _ in range(1000):
+            task = self._generate(rng, family)
+            text = "\n".join(m.content for m in task.prompt)
+            if split_of(text) == split:
+                return Task(id=f"{self.id}/{split}/{index}" + (f"/{family}" if family else ""), domain=self.domain,
+                            prompt=task.prompt, reference=task.reference, metadata=task.metadata)
+        raise TaskError(f"env {self.id} could not generate a {split} task: its generator repeats one prompt")
+
+    def tasks(self, split: str, n: int, start: int = 0) -> list[Task]:
+        return [self.task(split, i) for i in range(start, start + n)]
+
+    def reset(self, task: Task) -> list[Message]:
+        self._task = task
+        return list(task.prompt)
+
+    def step(self, action: str) -> StepResult:
+        if self._task is None:
+            raise TaskError(f"env {self.id}: call reset(task) before step(action)")
+        score = self.verify(self._task, action)
+        self._task = None
+        return StepResult(messages=(), reward=score.value, terminated=True, truncated=False,
+                          info={"passed": score.passed, **score.details})

@@ -1,0 +1,36 @@
+"""One exception tree for everything a user can get wrong.
+
+    TemperingError            user-facing; the CLI prints the message and exits 2
+    ├── ConfigError           bad config file, unknown key, malformed --set
+    ├── ModelNotFoundError    no such preset or model directory
+    ├── UnknownEnvError       no such environment id
+    ├── TaskError             malformed task or split
+    └── RunDirError           missing or incompatible run directory for --resume
+
+Each message names the problem and the fix. Bugs are not TemperingErrors: they keep
+their traceback.
+"""
+
+
+class TemperingError(Exception):
+    """A mistake the user can fix; the message says how."""
+
+
+class ConfigError(TemperingError):
+    pass
+
+
+class ModelNotFoundError(TemperingError):
+    pass
+
+
+class UnknownEnvError(TemperingError):
+    pass
+
+
+class TaskError(TemperingError):
+    pass
+
+
+class RunDirError(TemperingError):
+    pass

@@ -1,0 +1,59 @@
+"""Resolve a model name to a local HF directory and load it. Never touches a hub."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
+
+from tempering.errors import ModelNotFoundError  # noqa: E402
+from tempering.models import presets  # noqa: E402
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM with its tokenizer and where it came from."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    name: str
+    path: Path
+
+
+def resolve_path(name: str) -> Path:
+    """Local directory holding `name`: a preset (built once, cached) or an HF model dir."""
+    if name in presets.PRESETS:
+        return presets.PRESETS[name]()
+    path = Path(name).expanduser()
+    if path.is_dir() and (path / "config.json").is_file():
+        return path
+    if path.is_dir():
+        raise ModelNotFoundError(
+            f"model directory {name!r} has no config.json: point --model at a Hugging Face model "
+            "directory (one written by save_pretrained) or use a preset: " + ", ".join(presets.PRESETS)
+        )
+    raise ModelNotFoundError(
+        f"model {name!r} not found: it is neither a preset ({', '.join(presets.PRESETS)}) "
+        "nor an existing Hugging Face model directory"
+    )
+
+
+def load(name: str, dtype: str = "float32", device: str = "cpu") -> LoadedModel:
+    """Load a preset or HF directory as (model, tokenizer), in eval mode on `device`."""
+    path = resolve_path(name)
+    hf_logging.disable_progress_bar()  # loading takes under a second; its bar is noise
+    torch_dtype = getattr(torch, dtype, None)
+    if not isinstance(torch_dtype, torch.dtype):
+        raise ModelNotFoundError(f"unknown dtype {dtype!r}: use float32, bfloat16 or float16")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)
+    model.eval()
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return LoadedModel(model=model, tokenizer=tokenizer, name=name, path=path)

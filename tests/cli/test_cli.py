@@ -1,0 +1,74 @@
+"""Each command with a tiny budget, and every user mistake ending in one line + exit 2."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tempering.cli.main import main
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    """The installed console entry point, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "tempering.cli.main", *args], capture_output=True, text=True, cwd=REPO,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600)
+
+
+def test_envs_list_and_check(capsys):
+    assert main(["envs", "list"]) == 0
+    ids = capsys.readouterr().out.split()
+    assert "math/arith-v1" in ids and any(i.startswith("reasoning/") for i in ids)
+    assert main(["envs", "check", "math/arith-v1"]) == 0
+    assert "ok" in capsys.readouterr().out
+
+
+def test_train_then_resume_from_the_command_line(tmp_path):
+    run = tmp_path / "run"
+    first = _run("train", "configs/tiny-cpu.yaml", "--steps", "2", "--run-dir", str(run))
+    assert first.returncode == 0, first.stderr
+    assert (run / "checkpoints" / "step-2" / "model.safetensors").is_file()
+    second = _run("train", "--resume", str(run), "--steps", "4")
+    assert second.returncode == 0, second.stderr
+    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4]
+    assert (run / "checkpoints" / "step-4").is_dir()
+
+
+def test_eval_prints_accuracy_with_interval_and_writes_json(tmp_path, capsys):
+    out = tmp_path / "e.json"
+    assert main(["eval", "--model", "tiny-random", "--env", "math/arith-v1", "--n", "4", "--max-new-tokens", "8",
+                 "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "accuracy" in printed and "95% CI" in printed
+    result = json.loads(out.read_text())
+    assert result["n"] == 4 and len(result["items"]) == 4 and 0 <= result["ci_low"] <= result["accuracy"] <= result["ci_high"]
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temprature=0.5"], "unknown config key 'rollout.temprature'. Valid keys:"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temperature"], "malformed --set"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "model.name=/no/such/model"], "model '/no/such/model' not found"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "env.id=math/nope-v1"], "unknown env id 'math/nope-v1'"),
+    (["train", "configs/missing.yaml"], "config file 'configs/missing.yaml' not found"),
+    (["train", "--resume", "/no/such/run"], "is not a run directory"),
+    (["eval", "--model", "/no/such/model", "--env", "math/arith-v1"], "model '/no/such/model' not found"),
+    (["eval", "--model", "tiny-random", "--env", "nope"], "unknown env id 'nope'"),
+])
+def test_user_mistakes_exit_2_with_one_clear_line(args, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(REPO)
+    if args[0] == "train" and "--resume" not in args:
+        args = args + ["--run-dir", str(tmp_path / "r")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert expected in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "r").exists()  # a rejected config creates no run directory
+
+
+def test_console_script_exit_code_is_2_without_traceback():
+    proc = _run("train", "configs/tiny-cpu.yaml", "--set", "nonsense")
+    assert proc.returncode == 2
+    assert "malformed --set" in proc.stderr and "Traceback" not in proc.stderr
