@@ -76,21 +76,3 @@ class StepResult:
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Trajectory:
-    """One episode, token-in/token-out, ready for the loss."""
-
-    task_id: str
-    group: int
-    """Index of the prompt group this episode belongs to (GRPO groups share a prompt)."""
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    logprobs: list[float]
-    loss_mask: list[int]
-    """1 on model-generated tokens, 0 elsewhere."""
-    reward: float
-    passed: bool
-    text: str = ""
-    info: dict[str, Any] = field(default_factory=dict)

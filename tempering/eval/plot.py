@@ -16,7 +16,7 @@ def plot_demo(metrics: list[dict], before: float, after: float, out: Path, ci: t
     steps = [m["step"] for m in metrics]
     rewards = [m["reward_mean"] for m in metrics]
     left.plot(steps, rewards, ".", alpha=0.4, label="mean reward of sampled completions")
-    window = 10
+    window = 5
     if len(rewards) >= window:
         avg = [sum(rewards[i - window + 1 : i + 1]) / window for i in range(window - 1, len(rewards))]
         left.plot(steps[window - 1 :], avg, "-", label=f"moving average ({window} steps)")
@@ -29,7 +29,7 @@ def plot_demo(metrics: list[dict], before: float, after: float, out: Path, ci: t
         for bar, (lo, hi), val in zip(bars, ci, (before, after)):
             right.errorbar(bar.get_x() + bar.get_width() / 2, val * 100, yerr=[[val * 100 - lo * 100], [hi * 100 - val * 100]], color="k", capsize=5)
     for bar, val in zip(bars, (before, after)):
-        right.text(bar.get_x() + bar.get_width() / 2, val * 100 + 1, f"{val:.1%}", ha="center")
+        right.text(bar.get_x() + 0.05, val * 100 + 0.5, f"{val:.1%}", ha="left", va="bottom")
     right.set_ylabel("held-out greedy accuracy (%)")
     right.set_title("held-out accuracy (95% CI)")
     right.set_ylim(0, max(after, before) * 100 * 1.4 + 5)

@@ -98,14 +98,18 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.fields[info]}"), disable=not progress) as bar:
         task = bar.add_task("train", total=total, completed=start, info="")
-        while step < total and time.monotonic() < deadline:
+        durations: list[float] = []
+        # Stop before a step that would likely end past the time budget, not after it.
+        while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
             step += 1
+            t_step = time.monotonic()
             metrics = runner.step(step)
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")
             if step % cfg.train.save_every == 0 or step == total:
                 _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+            durations.append(time.monotonic() - t_step)
             bar.update(task, completed=step, info=f"reward {metrics['reward_mean']:.3f} pass {metrics['pass_rate']:.2f} "
                                                   f"len {metrics['response_len']:.0f} {metrics['time_step']:.1f}s/step")
     if step % cfg.train.save_every != 0 and step != total and step > start:
