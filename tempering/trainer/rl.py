@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from tempering.algorithms import ADVANTAGES, POLICY_LOSSES
+from tempering.algorithms import POLICY_LOSSES, grpo_advantages
 from tempering.config import Config
 from tempering.envs import SingleTurnEnv
 from tempering.rollout import HFClient
@@ -71,8 +71,7 @@ class GRPOStep:
     # -- the step -----------------------------------------------------------------------------
     def step(self, step: int) -> dict:
         t0 = time.perf_counter()
-        groups, sampled, timing = self.collect(step)                      # generate + score
-        batch = [g for g in groups if g.informative] if self.cfg.algorithm.drop_zero_variance else groups
+        batch, sampled, timing = self.collect(step)                       # generate + score + filter
         t_update = time.perf_counter()
         update = self.update(batch) if batch else {"skipped_update": 1}   # advantage + update
         timing["time_update"] = time.perf_counter() - t_update
@@ -80,14 +79,17 @@ class GRPOStep:
         return {"step": step, **self._rollout_metrics(sampled, batch, timing), **update, **timing}
 
     def collect(self, step: int) -> tuple[list[Group], list[Group], dict]:
-        """Sample rounds of groups until enough are informative (DAPO's dynamic sampling)."""
+        """Sample rounds of groups until enough are informative (DAPO's dynamic sampling).
+
+        Returns (groups to train on, every group sampled, timings).
+        """
         r = self.cfg.rollout
         params_base = dict(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, n=r.group_size)
         informative, sampled, t_gen, t_score, tokens = [], [], 0.0, 0.0, 0
         for rnd in range(r.max_rounds_per_step):
             rng = random.Random(f"{self.cfg.seed}|{step}|{rnd}")
             families = self.curriculum.sample(rng, r.prompts_per_step)
-            tasks = [self.env.task("train", self.cursor + i, fam) for i, fam in enumerate(families)]
+            tasks = [self.env.task(self.cfg.env.split, self.cursor + i, fam) for i, fam in enumerate(families)]
             self.cursor += len(tasks)
             t = time.perf_counter()
             seed = rng.randrange(2**62)
@@ -115,7 +117,7 @@ class GRPOStep:
         temperature = self.cfg.rollout.temperature
         pad = self.tokenizer.pad_token_id or 0
         rewards = torch.tensor([g.rewards for g in batch], dtype=torch.float32)  # (N, G)
-        advantages = ADVANTAGES[a.name](rewards)                                 # (N, G)
+        advantages = grpo_advantages(rewards, scale=a.scale_rewards)             # (N, G)
         denom = float(sum(len(c.token_ids) for g in batch for c in g.completions))
         loss_fn = POLICY_LOSSES[a.name]
         old = None

@@ -20,8 +20,9 @@ import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering import envs
+from tempering.algorithms import KL_ESTIMATORS, POLICY_LOSSES
 from tempering.config import Config, load_config, to_dict
-from tempering.errors import RunDirError
+from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from tempering.trainer.rl import GRPOStep
@@ -40,10 +41,24 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+def validate(cfg: Config) -> None:
+    """Reject choices the config's types cannot: names that must select an implementation."""
+    a = cfg.algorithm
+    if a.name not in POLICY_LOSSES:
+        raise ConfigError(f"unknown algorithm.name {a.name!r}: choose one of {', '.join(POLICY_LOSSES)}")
+    if a.kl_estimator not in KL_ESTIMATORS:
+        raise ConfigError(f"unknown algorithm.kl_estimator {a.kl_estimator!r}: choose one of {', '.join(KL_ESTIMATORS)}")
+    r = cfg.rollout
+    if min(r.prompts_per_step, r.group_size, r.max_new_tokens, r.max_rounds_per_step, a.epochs) < 1:
+        raise ConfigError("rollout.prompts_per_step, group_size, max_new_tokens, max_rounds_per_step and "
+                          "algorithm.epochs must each be at least 1")
+
+
 def prepare_run(cfg: Config, run_dir: Path) -> None:
-    """Validate the config's model and env, then create the run directory with config.yaml."""
+    """Validate the config, its model and env, then create the run directory with config.yaml."""
     from tempering.models import resolve_path
 
+    validate(cfg)
     resolve_path(cfg.model.name)
     envs.make(cfg.env.id)
     if (run_dir / "metrics.jsonl").exists() or latest_checkpoint(run_dir):
@@ -74,6 +89,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     `policy` may pass an already-loaded LoadedModel (the demo evaluates and trains one model);
     `env` may pass an env object instead of the registered `cfg.env.id` (tests use this).
     """
+    validate(cfg)
     total = steps if steps is not None else cfg.train.steps
     env = env or envs.make(cfg.env.id)
     ckpt = latest_checkpoint(run_dir) if resume else None

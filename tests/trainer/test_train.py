@@ -78,3 +78,21 @@ def test_existing_run_dir_is_refused_and_resume_needs_a_run(tmp_path):
         prepare_run(cfg, tmp_path)
     with pytest.raises(RunDirError):
         train(cfg, tmp_path / "nothing", steps=1, resume=True, progress=False)
+
+
+def test_scale_rewards_switches_between_grpo_and_dr_grpo_advantages(tiny):
+    """algorithm.scale_rewards=false must reach the update (Dr. GRPO: centred, not divided by std)."""
+    from tempering.trainer.rl import Group, GRPOStep
+    from tempering.types import Completion
+
+    def grad_norm(scale: bool) -> float:
+        cfg = _cfg(**{"algorithm.scale_rewards": str(scale).lower(), "algorithm.beta": 0, "optim.grad_clip": 1e9})
+        opt = torch.optim.SGD(tiny.model.parameters(), lr=0.0)  # measure the gradient, change nothing
+        sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+        step = GRPOStep(cfg, _parity_env(), tiny.model, tiny.tokenizer, opt, sched)
+        comps = [Completion("", (1, 2, 3), (4 + i, 5), (0.0, 0.0), "length") for i in range(4)]
+        group = Group(task=None, family=None, completions=comps, rewards=[1.0, 0.0, 0.0, 0.0], passed=[True] + [False] * 3)
+        return step.update([group])["grad_norm"]
+
+    # rewards [1,0,0,0]: centred advantages are divided by std 0.5 under GRPO, so gradients double.
+    assert grad_norm(True) == pytest.approx(2 * grad_norm(False), rel=1e-3)
