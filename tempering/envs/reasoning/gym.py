@@ -137,6 +137,8 @@ def _unwrap(text: str) -> str:
 def verify(task: Task, response: str) -> Score:
     """Score a response with the task's own generator's `score_answer`; a scorer crash scores 0."""
     extracted = extract_answer(response)
+    if not extracted:  # some scorers give 0.01-0.05 for any answer, even none: no reward for silence
+        return Score(value=0.0, passed=False, details={"extracted": extracted, "error": "no answer found"})
     try:
         value = float(_dataset(task.metadata["dataset"]).score_answer(extracted, task.metadata["entry"]))
     except Exception as exc:  # a scorer bug on odd input must not kill a training step
