@@ -34,3 +34,11 @@ class TaskError(TemperingError):
 
 class RunDirError(TemperingError):
     pass
+
+
+class SandboxUnavailable(TemperingError):
+    """This machine cannot provide the isolation the sandbox requires."""
+
+
+class SandboxInputError(TemperingError, ValueError):
+    """A request to the sandbox is malformed (unknown language, bad path, bad limits)."""

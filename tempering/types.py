@@ -76,3 +76,53 @@ class StepResult:
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
+
+
+EXEC_STATUSES = ("ok", "error", "timeout", "memory", "output_limit", "killed", "sandbox_error")
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What one sandboxed run did. `status` says why it ended:
+    ok (exit 0), error (non-zero exit or failed compile), timeout (wall or CPU time),
+    memory (memory limit), output_limit (stdout or stderr passed its cap), killed (a
+    signal not sent by the sandbox's limits), sandbox_error (the sandbox itself failed)."""
+
+    status: str
+    exit_code: int | None
+    """The exit status; minus the signal number when a signal ended the program."""
+    stdout: str
+    stderr: str
+    wall_s: float
+    cpu_s: float
+    peak_memory_mb: float
+    files: dict[str, bytes] = field(default_factory=dict)
+    """Files fetched out of the workspace after the run (see `fetch=`)."""
+    truncated: bool = False
+    """True when stdout or stderr was cut at the output cap."""
+    detail: str = ""
+    """One line on why the run ended, when status is not ok."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """With run(trace=True): milliseconds from the call to each phase of the run."""
+    stdout_bytes: bytes = field(default=b"", repr=False)
+    """stdout exactly as written, for binary output (`stdout` is it decoded as UTF-8)."""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        import base64
+
+        return {
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "truncated": self.truncated,
+            "wall_s": round(self.wall_s, 6),
+            "cpu_s": round(self.cpu_s, 6),
+            "peak_memory_mb": round(self.peak_memory_mb, 3),
+            "files": {k: base64.b64encode(v).decode() for k, v in self.files.items()},
+            "detail": self.detail,
+        }

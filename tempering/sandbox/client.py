@@ -1,0 +1,392 @@
+"""The caller's side: `Sandbox().run(...)`, `Sandbox().session(...)`.
+
+The caller never runs untrusted code itself. It starts one fork server (a separate,
+confined system-Python process), asks it for a run, and talks to that run's monitor over
+a private socket. Thread-safe: run from as many threads as you like.
+"""
+
+from __future__ import annotations
+
+import array
+import json
+import os
+import posixpath
+import select
+import shutil
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+from ..errors import SandboxInputError, SandboxUnavailable
+from ..types import ExecResult
+from . import protocol
+from .languages import LANGUAGES
+from .limits import Limits
+
+_BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from tempering.sandbox.server import main; main()"
+_GRACE_S = 10.0  # how much longer than its own limits the caller waits for a run's result
+
+
+def find_python() -> str:
+    """The interpreter the fork server runs: the system's, which the sandbox root shows."""
+    override = os.environ.get("TEMPERING_SANDBOX_PYTHON")
+    for cand in ([override] if override else []) + ["/usr/bin/python3"]:
+        real = os.path.realpath(cand)
+        if real.startswith("/usr/") and os.access(real, os.X_OK):
+            return real
+    raise SandboxUnavailable(
+        "the sandbox needs a system Python under /usr (e.g. /usr/bin/python3): install it with "
+        "`apt-get install python3`, or point TEMPERING_SANDBOX_PYTHON at one under /usr"
+    )
+
+
+def _clean_path(path: str) -> str:
+    """A workspace-relative path; refuses absolute paths and '..'."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise SandboxInputError(f"bad file path {path!r}: give a non-empty path relative to the workspace")
+    norm = posixpath.normpath(path.removeprefix("/workspace/"))
+    if norm.startswith("/") or norm == ".." or norm.startswith("../") or norm == ".":
+        raise SandboxInputError(f"file path {path!r} leaves the workspace: give a path relative to it")
+    return norm
+
+
+class Sandbox:
+    """Runs untrusted code in full isolation. Start-up is lazy; `close()` (or `with`)
+    stops the fork server and removes everything it made."""
+
+    def __init__(self, limits: Limits | None = None, pool_size: int = 4) -> None:
+        self.limits = limits or Limits()
+        self.pool_size = pool_size
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen | None = None
+        self._control: socket.socket | None = None
+        self.features: dict = {}
+
+    # -- lifecycle
+
+    def start(self) -> "Sandbox":
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._start_locked()
+        return self
+
+    def _start_locked(self) -> None:
+        if os.geteuid() != 0:
+            raise SandboxUnavailable(
+                "the sandbox runs as root (it makes cgroups and drops each run to an unprivileged uid); "
+                "run as root, e.g. in a VM or container started with --privileged"
+            )
+        if not shutil.which("cp", path="/usr/bin:/bin"):
+            raise SandboxUnavailable("the sandbox needs coreutils in /usr/bin")
+        python = find_python()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        root = str(Path(__file__).resolve().parents[2])
+        env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
+        self._proc = subprocess.Popen(
+            [python, "-I", "-S", "-B", "-c", _BOOT, root, str(theirs.fileno()), str(self.pool_size),
+             json.dumps(self.limits.as_dict())],
+            pass_fds=[theirs.fileno()],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            cwd="/",
+        )
+        theirs.close()
+        mine.settimeout(30)
+        try:
+            hello = json.loads(mine.recv(65536) or b"{}")
+        except (socket.timeout, ValueError) as e:
+            self._proc.kill()
+            raise SandboxUnavailable(f"the sandbox's fork server did not start: {e}") from None
+        mine.settimeout(None)
+        if not hello.get("ready"):
+            self._proc.wait()
+            raise SandboxUnavailable(
+                f"the sandbox cannot isolate runs on this machine: {hello.get('error', 'the fork server exited')}"
+            )
+        self._control = mine
+        self.features = hello["features"]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+                self._control = None
+            if self._proc is not None:
+                try:
+                    self._proc.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    self._proc.kill()
+                    self._proc.wait()
+                self._proc = None
+
+    def __enter__(self) -> "Sandbox":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+    # -- talking to the server
+
+    def _request(self, header: dict, extra_fds: list[int] = ()) -> socket.socket:
+        """Send one request with a fresh private channel; return our end of it."""
+        self.start()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            with self._lock:
+                if self._control is None:
+                    raise SandboxUnavailable("the sandbox is closed")
+                fds = array.array("i", [theirs.fileno(), *extra_fds])
+                self._control.sendmsg([json.dumps(header).encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        finally:
+            theirs.close()
+        return ours
+
+    def _op(self, header: dict, timeout: float = 60.0) -> dict:
+        chan = self._request(header)
+        try:
+            chan.settimeout(timeout)
+            return protocol.recv(chan)
+        except (EOFError, OSError) as e:
+            return {"error": f"no reply from the fork server ({e})"}
+        finally:
+            chan.close()
+
+    # -- runs
+
+    def run(
+        self,
+        code: str,
+        language: str = "python",
+        stdin: str | bytes = "",
+        files: dict[str, str | bytes] | None = None,
+        limits: Limits | None = None,
+        fetch: list[str] | tuple[str, ...] = (),
+        *,
+        trace: bool = False,
+    ) -> ExecResult:
+        """Run `code` once in a fresh, isolated workspace and return what happened.
+        `files` are written into the workspace first; `fetch` names files (or globs) to
+        bring back in `ExecResult.files` afterwards."""
+        if fetch:
+            with self.session(language, limits or self.limits) as s:
+                r = s.run(code, stdin, files=files)
+                got = s._read(list(fetch))
+                return replace(r, files=got[0], detail=r.detail or _errors_line(got[1]))
+        return self._run(code, language, stdin, files, limits or self.limits, None, trace=trace)
+
+    def _run(self, code, language, stdin, files, lim: Limits, session: str | None, read=(), trace=False) -> ExecResult:
+        if language is not None and language not in LANGUAGES:
+            raise SandboxInputError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
+        if language is not None and not isinstance(code, str):
+            raise SandboxInputError("code must be a str")
+        job = uuid.uuid4().hex[:16]
+        enc = lambda v: protocol.b64(v.encode() if isinstance(v, str) else bytes(v))  # noqa: E731
+        req = {
+            "code": code,
+            "stdin": enc(stdin),
+            "files": {_clean_path(p): enc(v) for p, v in (files or {}).items()},
+            "read": [_clean_path(p) for p in read],
+        }
+        header = {"op": "run", "job": job, "language": language, "limits": lim.as_dict(), "session": session,
+                  "trace": trace}
+        t0 = time.monotonic()
+        out_r, out_w = os.pipe2(os.O_CLOEXEC)
+        err_r, err_w = os.pipe2(os.O_CLOEXEC)
+        try:
+            chan = self._request(header, extra_fds=[out_w, err_w])
+        except OSError as e:
+            for fd in (out_r, err_r):
+                os.close(fd)
+            self._forget_server()
+            return _failed(f"could not reach the fork server ({e}); it restarts on the next run", t0)
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        try:
+            return self._collect(chan, out_r, err_r, job, language, lim, req, t0, trace)
+        finally:
+            chan.close()
+            os.close(out_r)
+            os.close(err_r)
+
+    def _collect(self, chan, out_r, err_r, job, language, lim, req, t0, trace) -> ExecResult:
+        """Send the request, read stdout/stderr up to their caps, and the server's verdict."""
+        try:
+            protocol.send(chan, req)
+        except OSError as e:
+            return _failed(f"the run did not take its request ({e})", t0)
+        cap = lim.output_bytes
+        bufs = {out_r: bytearray(), err_r: bytearray()}
+        open_fds = {out_r, err_r}
+        truncated = False
+        verdict = None
+        wait = lim.wall_s + (lim.compile_wall_s if language in ("c", "cpp") else 0) + _GRACE_S
+        deadline = t0 + wait
+        killed_late = False
+        while verdict is None or open_fds:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                if killed_late or verdict is not None:
+                    break
+                self._op({"op": "kill", "job": job, "reason": "timeout"}, timeout=5)
+                killed_late, deadline = True, time.monotonic() + 5
+                continue
+            watch = list(open_fds) + ([chan] if verdict is None else [])
+            ready, _, _ = select.select(watch, [], [], remaining)
+            for r in ready:
+                if r is chan:
+                    try:
+                        verdict = protocol.recv(chan)
+                    except (EOFError, OSError, ValueError) as e:
+                        verdict = {"status": "sandbox_error", "detail": f"no verdict from the fork server ({e})"}
+                    # everything in the run is dead now: the pipes end within moments
+                    deadline = min(deadline, time.monotonic() + 5)
+                    continue
+                chunk = os.read(r, 1 << 16)
+                if not chunk:
+                    open_fds.discard(r)
+                    continue
+                buf = bufs[r]
+                room = cap - len(buf)
+                buf += chunk[: max(room, 0)]
+                if len(chunk) > room and not truncated:
+                    truncated = True
+                    self._op({"op": "kill", "job": job, "reason": "output_limit"}, timeout=5)
+        if verdict is None:
+            return _failed(f"no result within {wait:.0f} s; the run was killed", t0)
+        stderr = bytes(bufs[err_r])
+        status = verdict.get("status", "sandbox_error")
+        detail = verdict.get("detail", "")
+        if status == "error" and language == "python" and stderr.rstrip().endswith(b"MemoryError"):
+            status, detail = "memory", "MemoryError"
+        return ExecResult(
+            status=status,
+            exit_code=verdict.get("exit_code"),
+            stdout=bytes(bufs[out_r]).decode("utf-8", "replace"),
+            stderr=stderr.decode("utf-8", "replace"),
+            wall_s=float(verdict.get("wall_s", time.monotonic() - t0)),
+            cpu_s=float(verdict.get("cpu_s", 0.0)),
+            peak_memory_mb=float(verdict.get("peak_memory_mb", 0.0)),
+            truncated=truncated,
+            detail=detail,
+            timings=_timings(verdict.get("trace"), t0) if trace else {},
+            stdout_bytes=bytes(bufs[out_r]),
+        )
+
+    def _forget_server(self) -> None:
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+                self._control = None
+            if self._proc is not None:
+                self._proc.kill()
+                self._proc.wait()
+                self._proc = None
+
+    def session(self, language: str = "bash", limits: Limits | None = None) -> "Session":
+        return Session(self, language, limits or self.limits)
+
+
+def _timings(trace: dict | None, t0: float) -> dict[str, float]:
+    """Milliseconds from the call to each phase the run reported (monotonic clock)."""
+    return {k: round((v - t0) * 1000, 3) for k, v in sorted((trace or {}).items(), key=lambda kv: kv[1])}
+
+
+def _errors_line(errors: dict) -> str:
+    return "; ".join(f"{k}: {v}" for k, v in errors.items())
+
+
+def _failed(detail: str, t0: float) -> ExecResult:
+    return ExecResult("sandbox_error", None, "", "", time.monotonic() - t0, 0.0, 0.0, detail=detail)
+
+
+class Session:
+    """A workspace that persists across runs, for multi-step tasks. Each run is still a
+    fresh, fully isolated process tree; only /workspace carries over (/tmp does not)."""
+
+    MAX_SNAPSHOTS = 16
+
+    def __init__(self, sandbox: Sandbox, language: str, limits: Limits) -> None:
+        if language not in LANGUAGES:
+            raise SandboxInputError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
+        self.sandbox, self.language, self.limits = sandbox, language, limits
+        self.id = uuid.uuid4().hex[:16]
+        self._snapshots = 0
+        self.closed = False
+        reply = sandbox._op({"op": "session_open", "session": self.id, "disk_mb": limits.disk_mb})
+        if not reply.get("ok"):
+            raise SandboxUnavailable(f"could not open a sandbox session: {reply.get('error')}")
+
+    def run(self, code: str, stdin: str | bytes = "", language: str | None = None,
+            limits: Limits | None = None, files: dict | None = None) -> ExecResult:
+        self._check_open()
+        return self.sandbox._run(code, language or self.language, stdin, files, limits or self.limits, self.id)
+
+    def _read(self, patterns: list[str]) -> tuple[dict[str, bytes], dict[str, str]]:
+        """Files (or globs) from the workspace, read inside the sandbox."""
+        lim = self.limits.with_(output_bytes=self.limits.disk_mb * 2**20 * 3 // 2 + 4096)
+        r = self.sandbox._run("", None, "", None, lim, self.id, read=patterns)
+        if r.status != "ok":
+            raise OSError(f"could not read from the session: {r.status} {r.detail} {r.stderr}".strip())
+        reply = json.loads(r.stdout_bytes or b"{}")
+        return {k: protocol.unb64(v) for k, v in reply["files"].items()}, reply["errors"]
+
+    def write_file(self, path: str, data: str | bytes) -> None:
+        self._check_open()
+        r = self.sandbox._run("", None, "", {path: data}, self.limits, self.id)
+        if not r.ok:
+            raise OSError(f"could not write {path!r} in the session: {r.status} {r.detail} {r.stderr}".strip())
+
+    def read_file(self, path: str) -> bytes:
+        self._check_open()
+        clean = _clean_path(path)
+        files, errors = self._read([clean])
+        if clean not in files:
+            raise FileNotFoundError(f"{path!r} could not be read from the session: {errors.get(clean, 'no such file')}")
+        return files[clean]
+
+    def snapshot(self) -> int:
+        """Copy the workspace aside; returns the id `restore` takes."""
+        self._check_open()
+        if self._snapshots >= self.MAX_SNAPSHOTS:
+            raise SandboxInputError(f"a session keeps at most {self.MAX_SNAPSHOTS} snapshots")
+        index = self._snapshots
+        reply = self.sandbox._op({"op": "snapshot", "session": self.id, "index": index})
+        if not reply.get("ok"):
+            raise OSError(f"snapshot failed: {reply.get('error')}")
+        self._snapshots += 1
+        return index
+
+    def restore(self, snapshot: int) -> None:
+        self._check_open()
+        reply = self.sandbox._op({"op": "restore", "session": self.id, "index": int(snapshot)})
+        if not reply.get("ok"):
+            raise OSError(f"restore failed: {reply.get('error')}")
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.sandbox._control is not None:
+            self.sandbox._op({"op": "session_close", "session": self.id})
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise SandboxInputError("this session is closed")
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,124 @@
+"""A seccomp-BPF deny-list, assembled by hand so the fork server needs no library.
+
+Denied calls return EPERM (ENOSYS for clone3, so libc falls back to clone, whose flags
+we can inspect). Any other architecture or the x32 ABI kills the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import struct
+
+from . import syscalls
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+
+# x86_64 numbers. What each group is for:
+DENIED_X86_64 = {
+    # debugging and reading other processes' memory
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_getfd": 438,
+    # kernel attack surface that sandboxed code never needs
+    "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
+    "io_uring_enter": 426, "io_uring_register": 427,
+    # kernel keyrings
+    "keyctl": 250, "add_key": 248, "request_key": 249,
+    # modules and kexec
+    "init_module": 175, "finit_module": 313, "delete_module": 176, "create_module": 174,
+    "get_kernel_syms": 177, "query_module": 178, "kexec_load": 246, "kexec_file_load": 320,
+    # namespaces
+    "chroot": 161, "unshare": 272, "setns": 308,
+    # host administration
+    "reboot": 169, "swapon": 167, "swapoff": 168, "acct": 163, "settimeofday": 164,
+    "clock_settime": 227, "clock_adjtime": 305, "adjtimex": 159, "sethostname": 170,
+    "setdomainname": 171, "syslog": 103, "vhangup": 153, "quotactl": 179, "quotactl_fd": 443,
+    "nfsservctl": 180, "lookup_dcookie": 212, "uselib": 134, "_sysctl": 156, "iopl": 172,
+    "ioperm": 173, "open_by_handle_at": 304, "name_to_handle_at": 303, "migrate_pages": 256,
+    "move_pages": 279,
+}
+# Mounting stays allowed until the run's own mounts are made, then a second filter denies it.
+MOUNT_X86_64 = {
+    "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428, "move_mount": 429,
+    "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
+}
+SYS_CLONE, SYS_CLONE3, SYS_IOCTL = 56, 435, 16
+X32_SYSCALL_BIT = 0x40000000
+TIOCSTI, TIOCLINUX = 0x5412, 0x541C
+
+# BPF opcodes and seccomp return values.
+LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+RET_ALLOW = 0x7FFF0000
+RET_KILL_PROCESS = 0x80000000
+RET_EPERM = 0x00050000 | errno.EPERM
+RET_ENOSYS = 0x00050000 | errno.ENOSYS
+OFF_NR, OFF_ARCH = 0, 4
+
+
+def _arg_low(i: int) -> int:
+    return 16 + 8 * i  # low 32 bits of args[i] on a little-endian machine
+
+
+def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, int]:
+    return (code, jt, jf, k)
+
+
+def build_filter(mounts_only: bool = False) -> list[tuple[int, int, int, int]]:
+    """The program as (code, jt, jf, k) tuples: the main deny-list, or with
+    mounts_only the second filter that ends mounting."""
+    if syscalls.MACHINE != "x86_64":
+        raise OSError(f"the seccomp table is written for x86_64 only, not {syscalls.MACHINE}")
+    p = [
+        _insn(LD_W_ABS, OFF_ARCH),
+        _insn(JEQ_K, AUDIT_ARCH_X86_64, jt=1, jf=0),
+        _insn(RET_K, RET_KILL_PROCESS),
+        _insn(LD_W_ABS, OFF_NR),
+        _insn(JGE_K, X32_SYSCALL_BIT, jt=0, jf=1),
+        _insn(RET_K, RET_KILL_PROCESS),
+    ]
+    if mounts_only:
+        for nr in sorted(MOUNT_X86_64.values()):
+            p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_EPERM)]
+        return p + [_insn(RET_K, RET_ALLOW)]
+    for nr in sorted(DENIED_X86_64.values()):
+        p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_EPERM)]
+    p += [_insn(JEQ_K, SYS_CLONE3, jt=0, jf=1), _insn(RET_K, RET_ENOSYS)]
+    # clone: refuse any flag that makes a namespace.
+    p += [
+        _insn(JEQ_K, SYS_CLONE, jt=0, jf=4),
+        _insn(LD_W_ABS, _arg_low(0)),
+        _insn(JSET_K, syscalls.NAMESPACE_FLAGS, jt=0, jf=1),
+        _insn(RET_K, RET_EPERM),
+        _insn(RET_K, RET_ALLOW),
+    ]
+    # ioctl: refuse pushing bytes into a terminal's input queue.
+    p += [
+        _insn(JEQ_K, SYS_IOCTL, jt=0, jf=5),
+        _insn(LD_W_ABS, _arg_low(1)),
+        _insn(JEQ_K, TIOCSTI, jt=1, jf=0),
+        _insn(JEQ_K, TIOCLINUX, jt=0, jf=1),
+        _insn(RET_K, RET_EPERM),
+        _insn(RET_K, RET_ALLOW),
+    ]
+    p.append(_insn(RET_K, RET_ALLOW))
+    return p
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def compiled(mounts_only: bool = False) -> bytes:
+    """The filter as the kernel takes it (struct sock_filter[])."""
+    return b"".join(struct.pack("=HBBI", c, jt, jf, k) for c, jt, jf, k in build_filter(mounts_only))
+
+
+def install(program: bytes | None = None) -> None:
+    """Install the filter on the calling process (no_new_privs must already be set)."""
+    raw = program if program is not None else compiled()
+    if not raw:
+        raise ValueError("empty seccomp program")
+    buf = ctypes.create_string_buffer(raw, len(raw))
+    fprog = _SockFprog(len(raw) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    syscalls.prctl(
+        syscalls.PR_SET_SECCOMP, syscalls.SECCOMP_MODE_FILTER, ctypes.c_void_p(ctypes.addressof(fprog))
+    )
