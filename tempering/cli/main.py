@@ -1,4 +1,4 @@
-"""`temper`: train, eval, envs, demo.
+"""`temper`: train, eval, envs, sandbox, demo.
 
 Every user mistake ends in one line naming the problem and the fix, and exit code 2.
 """
@@ -82,6 +82,51 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_EXTENSIONS = {".py": "python", ".sh": "bash", ".bash": "bash", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp"}
+
+
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from tempering.sandbox import LANGUAGES, Limits, Sandbox
+
+    if args.sandbox_cmd == "bench":
+        from tempering.sandbox.bench import report
+
+        print(report(n=args.n, runs=args.runs, compare=not args.no_compare))
+        return 0
+    if args.file == "-":
+        code = sys.stdin.read()
+        language = args.language or "python"
+    else:
+        path = Path(args.file)
+        if not path.is_file():
+            raise ConfigError(f"no such file: {args.file} (give a program file, or - to read it from stdin)")
+        code = path.read_text()
+        language = args.language or _EXTENSIONS.get(path.suffix, "python")
+    if language not in LANGUAGES:
+        raise ConfigError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
+    stdin = ""
+    if args.stdin:
+        if not Path(args.stdin).is_file():
+            raise ConfigError(f"no such file: {args.stdin} (--stdin takes a file whose bytes become the program's stdin)")
+        stdin = Path(args.stdin).read_bytes()
+    try:
+        limits = Limits(wall_s=args.timeout, cpu_s=args.timeout, memory_mb=args.memory_mb)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    with Sandbox(limits=limits, pool_size=1) as sb:
+        result = sb.run(code, language=language, stdin=stdin)
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
+        sys.stdout.flush()
+        note = f" ({result.detail})" if result.detail else ""
+        print(f"[sandbox] status={result.status} exit={result.exit_code} wall={result.wall_s:.3f}s "
+              f"cpu={result.cpu_s:.3f}s peak_memory={result.peak_memory_mb:.1f}MB{note}", file=sys.stderr)
+    return 1 if result.status == "sandbox_error" else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -111,6 +156,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("env_id")
     c.add_argument("--n", type=int, default=5, help="tasks per split")
     v.set_defaults(func=_cmd_envs)
+
+    sb = sub.add_parser("sandbox", help="run untrusted code in the sandbox, or benchmark it")
+    sbs = sb.add_subparsers(dest="sandbox_cmd", required=True)
+    r = sbs.add_parser("run", help="run one program in full isolation")
+    r.add_argument("file", help="program file, or - for stdin")
+    r.add_argument("--language", help="python, bash, c or cpp (default: from the file extension, else python)")
+    r.add_argument("--timeout", type=float, default=10.0, help="wall and CPU seconds (default 10)")
+    r.add_argument("--memory-mb", type=int, default=1024, help="memory limit of the whole run (default 1024)")
+    r.add_argument("--stdin", help="file whose bytes become the program's stdin")
+    r.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
+    bn = sbs.add_parser("bench", help="latency vs python3 -c and bwrap; throughput at several concurrencies")
+    bn.add_argument("--n", type=int, default=100, help="latency samples per path")
+    bn.add_argument("--runs", type=int, default=500, help="runs per throughput level")
+    bn.add_argument("--no-compare", action="store_true", help="measure only the Tempering sandbox")
+    sb.set_defaults(func=_cmd_sandbox)
 
     d = sub.add_parser("demo", help="evaluate SmolLM2, train it with GRPO, evaluate again")
     d.add_argument("--config", default="configs/smollm2-arith-grpo.yaml")

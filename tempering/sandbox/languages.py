@@ -24,8 +24,10 @@ COMPILED = {
 BUILD_DIR = "/tmp/.build"
 
 
-def run_python(code: str) -> None:
-    """exec the program in a fresh __main__ and exit like `python main.py` would."""
+def run_python(code: str, done_fd: int) -> None:
+    """exec the program in a fresh __main__ and exit like `python main.py` would; then
+    close the output and say the exit code on `done_fd`, so the run's result need not
+    wait for the kernel to tear this process down."""
     filename = "/workspace/main.py"
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     main = types.ModuleType("__main__")
@@ -55,6 +57,15 @@ def run_python(code: str) -> None:
             stream.flush()
         except Exception:  # noqa: BLE001 - a closed or broken pipe must not change the exit code
             pass
+    for fd in (0, 1, 2):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    try:
+        os.write(done_fd, b"%d\n" % exit_code)
+    except OSError:
+        pass
     os._exit(exit_code)
 
 

@@ -76,8 +76,8 @@ def close_fds_except(keep: list[int]) -> None:
 class Slot:
     """The slot process (see the module docstring)."""
 
-    def __init__(self, ctl: socket.socket, st_w: int, join_fds: list[int], prep: Prepared) -> None:
-        self.ctl, self.st_w, self.join_fds, self.prep = ctl, st_w, join_fds, prep
+    def __init__(self, ctl: socket.socket, st_w: int, done_w: int, join_fds: list[int], prep: Prepared) -> None:
+        self.ctl, self.st_w, self.done_w, self.join_fds, self.prep = ctl, st_w, done_w, join_fds, prep
 
     def prepare(self) -> None:
         sc.set_parent_death_signal(signal.SIGKILL)
@@ -153,7 +153,7 @@ class Slot:
         os.dup2(stdin, 0)
         os.close(stdin)
         st_w = self.st_w
-        close_fds_except([st_w])
+        close_fds_except([st_w, self.done_w])
         os.chdir("/workspace")
         language = header.get("language")
         confine(limits, self.prep, header.get("cgroups", False), compiled=language in languages.COMPILED)
@@ -175,7 +175,7 @@ class Slot:
         env = self.env
         code = req["code"]
         if language == "python":
-            languages.run_python(code)
+            languages.run_python(code, self.done_w)
         _default_signals()
         if language == "bash":
             languages.exec_bash(code, env)
