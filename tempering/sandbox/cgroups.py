@@ -69,7 +69,9 @@ class Cgroups:
     def __init__(self) -> None:
         self.version = 0
         self.parents: dict[str, int] = {}  # controller -> dir fd of tempering-<pid>
+        self.bases: dict[str, int] = {}  # controller -> dir fd of the group tempering-<pid> lives in
         self.paths: dict[str, str] = {}
+        self.name = f"tempering-{os.getpid()}"
         self.problem = ""
         try:
             self._setup()
@@ -93,6 +95,7 @@ class Cgroups:
                 path = os.path.join(base, name)
                 os.makedirs(path, exist_ok=True)
                 self.paths[ctl] = path
+                self.bases[ctl] = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
                 self.parents[ctl] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
             if "memory" not in self.parents:
                 raise OSError("no memory cgroup")
@@ -108,6 +111,7 @@ class Cgroups:
             _write_path(os.path.join(path, "cgroup.subtree_control"), "+memory +pids +cpu")
             self.version = 2
             self.paths["unified"] = path
+            self.bases["unified"] = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
             self.parents["unified"] = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
         else:
             raise OSError("no cgroup hierarchy found")
@@ -120,11 +124,54 @@ class Cgroups:
         return JobGroup(self, job, memory_mb, processes)
 
     def close(self) -> None:
-        for path in self.paths.values():
-            _kill_and_remove(path)
-        for fd in self.parents.values():
-            os.close(fd)
+        """Kill whatever is left in our groups and remove them. Works through the open
+        directory handles: after the pivot, /sys is not in this process's view."""
+        for ctl, parent in self.parents.items():
+            for child in os.listdir(parent):
+                if _is_dir(parent, child):
+                    for _ in range(50):
+                        if _kill_procs(parent, f"{child}/cgroup.procs") == 0:
+                            break
+                        time.sleep(0.01)
+                    try:
+                        os.rmdir(child, dir_fd=parent)
+                    except OSError:
+                        pass
+            os.close(parent)
+            try:
+                os.rmdir(self.name, dir_fd=self.bases[ctl])
+            except OSError:
+                pass
+            os.close(self.bases[ctl])
         self.parents.clear()
+        self.bases.clear()
+
+
+def _is_dir(dir_fd: int, name: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISDIR(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _kill_procs(dir_fd: int, procs_file: str) -> int:
+    """SIGKILL every process listed in a cgroup.procs file; returns how many there were."""
+    try:
+        fd = os.open(procs_file, os.O_RDONLY, dir_fd=dir_fd)
+    except OSError:
+        return 0
+    try:
+        pids = [int(p) for p in _read_fd(fd).split()]
+    finally:
+        os.close(fd)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return len(pids)
 
 
 def _write_path(path: str, value: str) -> None:
@@ -243,19 +290,7 @@ class JobGroup:
         return done
 
     def _kill_members(self, parent: int) -> None:
-        try:
-            fd = os.open(f"{self.job}/cgroup.procs", os.O_RDONLY, dir_fd=parent)
-        except OSError:
-            return
-        try:
-            pids = [int(p) for p in _read_fd(fd).split()]
-        finally:
-            os.close(fd)
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_procs(parent, f"{self.job}/cgroup.procs")
 
 
 def join(join_fds: list[int]) -> None:

@@ -1,0 +1,203 @@
+"""The sandbox's contract: languages, statuses, limits, sessions, files, the CLI.
+Hostile programs live in test_hostile.py; load in test_sandbox_load.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tempering.errors import SandboxInputError, SandboxUnavailable
+from tempering.sandbox import Limits, Sandbox
+from tempering.sandbox import seccomp
+
+FAST = Limits(wall_s=3, cpu_s=3, memory_mb=256, processes=32, disk_mb=16, compile_wall_s=20, compile_cpu_s=20)
+
+
+@pytest.fixture(scope="module")
+def sb():
+    box = Sandbox(limits=FAST, pool_size=2)
+    try:
+        box.start()
+    except SandboxUnavailable as e:
+        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
+            raise
+        pytest.skip(f"sandbox unavailable here: {e}")
+    yield box
+    box.close()
+
+
+def test_python_runs_and_reports(sb):
+    r = sb.run("import sys\nprint('out'); print('err', file=sys.stderr)")
+    assert (r.status, r.exit_code, r.stdout, r.stderr) == ("ok", 0, "out\n", "err\n")
+    assert r.wall_s > 0 and r.peak_memory_mb > 0
+
+
+def test_python_error_keeps_the_traceback_with_source_lines(sb):
+    r = sb.run("def f():\n    raise ValueError('boom')\nf()\n")
+    assert r.status == "error" and r.exit_code == 1
+    assert 'File "/workspace/main.py", line 2, in f' in r.stderr
+    assert "raise ValueError('boom')" in r.stderr and r.stderr.rstrip().endswith("ValueError: boom")
+
+
+@pytest.mark.parametrize("code,exit_code", [("import sys; sys.exit(3)", 3), ("raise SystemExit", 0),
+                                            ("import os; os._exit(7)", 7), ("import sys; sys.exit('msg')", 1)])
+def test_python_exit_codes(sb, code, exit_code):
+    r = sb.run(code)
+    assert r.exit_code == exit_code
+    assert r.status == ("ok" if exit_code == 0 else "error")
+
+
+def test_python_atexit_and_threads_finish_before_exit(sb):
+    code = ("import atexit, threading, time\n"
+            "atexit.register(lambda: print('atexit ran'))\n"
+            "t = threading.Thread(target=lambda: (time.sleep(0.2), print('thread done')))\n"
+            "t.start()\nprint('main done')\n")
+    r = sb.run(code)
+    assert r.ok and r.stdout.splitlines() == ["main done", "thread done", "atexit ran"]
+
+
+def test_stdin_files_and_fetch(sb):
+    r = sb.run("import sys\nd = open('in/data.txt').read()\nopen('out.bin','wb').write(bytes(range(256)))\n"
+               "print(d + sys.stdin.read())", stdin="-stdin", files={"in/data.txt": "file"}, fetch=["out.bin", "nope"])
+    assert r.ok and r.stdout == "file-stdin\n"
+    assert r.files == {"out.bin": bytes(range(256))}
+    assert "nope" in r.detail
+
+
+def test_bash(sb):
+    r = sb.run("echo $((6*7)); id -u; hostname; pwd; echo $HOME; exit 4", language="bash")
+    assert r.status == "error" and r.exit_code == 4
+    assert r.stdout.split() == ["42", "1000", "sandbox", "/workspace", "/workspace"]
+
+
+def test_c_and_cpp_compile_inside_and_run(sb):
+    r = sb.run('#include <stdio.h>\nint main(){int x; if(scanf("%d",&x)!=1) return 9; printf("%d\\n", x*2);}',
+               language="c", stdin="21")
+    assert (r.status, r.stdout) == ("ok", "42\n")
+    r = sb.run('#include <iostream>\n#include <vector>\nint main(){std::vector<int> v{1,2,3};'
+               ' int s=0; for(int x: v) s+=x; std::cout << s << std::endl;}', language="cpp")
+    assert (r.status, r.stdout) == ("ok", "6\n")
+
+
+def test_compile_error_comes_back(sb):
+    r = sb.run("int main() { return undefined_name; }", language="c")
+    assert r.status == "error" and r.detail == "compile failed"
+    assert "undefined_name" in r.stderr and "undeclared" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "code,limits,status",
+    [
+        ("while True: pass", FAST.with_(wall_s=1, cpu_s=5), "timeout"),
+        ("while True: pass", FAST.with_(wall_s=5, cpu_s=1), "timeout"),
+        ("import time; time.sleep(30)", FAST.with_(wall_s=1), "timeout"),
+        ("x = bytearray(1 << 31)\nfor i in range(0, len(x), 4096): x[i] = 1", FAST.with_(memory_mb=128), "memory"),
+        ("while True: print('y' * 1000)", FAST.with_(output_bytes=5000), "output_limit"),
+        ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", FAST, "ok"),  # pid 1 ignores it
+        ("import ctypes; ctypes.string_at(0)", FAST, "killed"),
+    ],
+)
+def test_statuses(sb, code, limits, status):
+    r = sb.run(code, limits=limits)
+    assert r.status == status, r
+    if status == "timeout":
+        assert r.exit_code == -9 and r.wall_s < 6
+    if status == "output_limit":
+        assert r.truncated and len(r.stdout) == 5000
+
+
+def test_cpu_limit_counts_every_thread_and_child(sb):
+    code = ("import os, threading\n"
+            "def spin():\n    while True: pass\n"
+            "for _ in range(4): threading.Thread(target=spin, daemon=True).start()\n"
+            "if os.fork() == 0: spin()\nspin()\n")
+    r = sb.run(code, limits=FAST.with_(wall_s=10, cpu_s=1))
+    assert r.status == "timeout" and "cpu" in r.detail
+    assert r.wall_s < 5
+
+
+def test_session_keeps_workspace_and_snapshots(sb):
+    with sb.session("bash") as s:
+        assert s.run("echo one > a.txt; mkdir -p d; echo two > d/b.txt").ok
+        snap = s.snapshot()
+        assert s.run("rm a.txt; echo three > c.txt").ok
+        assert s.run("ls").stdout.split() == ["c.txt", "d"]
+        s.restore(snap)
+        assert s.run("ls").stdout.split() == ["a.txt", "d"]
+        s.write_file("w.txt", b"\x00\xffbytes")
+        assert s.read_file("w.txt") == b"\x00\xffbytes"
+        assert s.read_file("d/b.txt") == b"two\n"
+        assert s.run("print(open('a.txt').read().strip())", language="python").stdout == "one\n"
+        assert s.run("ls /tmp").stdout == ""  # /tmp is per run
+        with pytest.raises(FileNotFoundError):
+            s.read_file("missing.txt")
+    with pytest.raises(SandboxInputError):
+        s.run("true")
+
+
+def test_sessions_do_not_see_each_other(sb):
+    with sb.session("bash") as a, sb.session("bash") as b:
+        a.write_file("secret.txt", "a's")
+        r = b.run("ls -a /workspace /sessions 2>&1; cat /workspace/secret.txt 2>&1; find / -name secret.txt 2>/dev/null")
+        assert "a's" not in r.stdout and "secret.txt" not in r.stdout.replace("cat: /workspace/secret.txt", "")
+
+
+def test_bad_requests_are_refused_before_running(sb):
+    with pytest.raises(SandboxInputError, match="unknown language"):
+        sb.run("x", language="cobol")
+    for bad in ("../x", "/etc/passwd", "a/../../x", ""):
+        with pytest.raises(SandboxInputError):
+            sb.run("pass", files={bad: "x"})
+    with pytest.raises(ValueError, match="network"):
+        Limits(network=True)
+    with pytest.raises(ValueError, match="positive"):
+        Limits(wall_s=0)
+
+
+def test_seccomp_filter_shape():
+    prog = seccomp.build_filter()
+    assert prog[1] == (0x15, 1, 0, seccomp.AUDIT_ARCH_X86_64)  # any other arch is killed
+    denied = {k for c, jt, jf, k in prog if c == 0x15}
+    assert {101, 321, 298, 323, 250, 175, 313, 246, 272, 308} <= denied
+    mounts = {k for c, jt, jf, k in seccomp.build_filter(mounts_only=True) if c == 0x15}
+    assert {165, 166, 155} <= mounts
+
+
+def _leftovers() -> dict:
+    procs = subprocess.run(["pgrep", "-u", "65534"], capture_output=True, text=True).stdout.split()
+    groups = [p for p in Path("/sys/fs/cgroup/pids").glob("tempering-*") if p.name.split("-")[1].isdigit()
+              and Path(f"/proc/{p.name.split('-')[1]}").exists()]
+    return {"procs": procs, "live_groups": groups}
+
+
+def test_cli_json_prints_one_object_and_leaves_nothing(tmp_path):
+    prog = tmp_path / "p.py"
+    prog.write_text("import sys\nprint('hi')\nsys.exit(5)\n")
+    before = _leftovers()
+    out = subprocess.run([sys.executable, "-m", "tempering.cli.main", "sandbox", "run", "--json", "--timeout", "5",
+                          str(prog)], capture_output=True, text=True, timeout=60)
+    if "sandbox runs as root" in out.stderr and os.environ.get("TEMPERING_REQUIRE_SANDBOX") != "1":
+        pytest.skip("sandbox unavailable")
+    assert out.returncode == 0, out.stderr
+    obj = json.loads(out.stdout)  # exactly one JSON document
+    assert (obj["status"], obj["exit_code"], obj["stdout"]) == ("error", 5, "hi\n")
+    after = _leftovers()
+    assert after["live_groups"] == before["live_groups"]
+    assert set(after["procs"]) <= set(before["procs"])
+
+
+def test_cli_bad_input_exits_2(tmp_path):
+    run = lambda *a: subprocess.run([sys.executable, "-m", "tempering.cli.main", "sandbox", "run", *a],  # noqa: E731
+                                    capture_output=True, text=True, timeout=60)
+    r = run(str(tmp_path / "missing.py"))
+    assert r.returncode == 2 and "no such file" in r.stderr and "Traceback" not in r.stderr
+    (tmp_path / "p.py").write_text("print(1)")
+    r = run("--language", "cobol", str(tmp_path / "p.py"))
+    assert r.returncode == 2 and "unknown language" in r.stderr
+    r = run("--timeout", "0", str(tmp_path / "p.py"))
+    assert r.returncode == 2 and "positive" in r.stderr
