@@ -29,6 +29,7 @@ from .limits import Limits
 
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from tempering.sandbox.server import main; main()"
 _GRACE_S = 10.0  # how much longer than its own limits the caller waits for a run's result
+QUEUE_TIMEOUT_S = 600.0  # how long a run may wait for a free slot before it is given up
 
 
 def find_python() -> str:
@@ -231,8 +232,9 @@ class Sandbox:
         open_fds = {out_r, err_r}
         truncated = False
         verdict = None
+        assigned = False
         wait = lim.wall_s + (lim.compile_wall_s if language in ("c", "cpp") else 0) + _GRACE_S
-        deadline = t0 + wait
+        deadline = t0 + QUEUE_TIMEOUT_S
         killed_late = False
         while verdict is None or open_fds:
             remaining = deadline - time.monotonic()
@@ -247,9 +249,14 @@ class Sandbox:
             for r in ready:
                 if r is chan:
                     try:
-                        verdict = protocol.recv(chan)
+                        frame = protocol.recv(chan)
                     except (EOFError, OSError, ValueError) as e:
-                        verdict = {"status": "sandbox_error", "detail": f"no verdict from the fork server ({e})"}
+                        frame = {"status": "sandbox_error", "detail": f"no verdict from the fork server ({e})"}
+                    if frame.get("assigned") and not assigned:
+                        assigned = True
+                        deadline = time.monotonic() + wait
+                        continue
+                    verdict = frame
                     # everything in the run is dead now: the pipes end within moments
                     deadline = min(deadline, time.monotonic() + 5)
                     continue

@@ -16,6 +16,16 @@ def send(sock: socket.socket, obj: dict) -> None:
     sock.sendall(struct.pack("!I", len(raw)) + raw)
 
 
+def send_fd(fd: int, obj: dict) -> None:
+    """`send` on a bare file descriptor."""
+    import os
+
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    view = memoryview(struct.pack("!I", len(raw)) + raw)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _recv_exact(sock: socket.socket, n: int) -> bytes:
     parts, got = [], 0
     while got < n:

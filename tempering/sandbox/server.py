@@ -236,6 +236,10 @@ class Server:
         slot["ctl"].close()
         os.close(fds[1])
         os.close(fds[2])
+        try:  # the caller's clock for this run starts now, not when it was queued
+            protocol.send_fd(fds[0], {"assigned": True})
+        except OSError:
+            pass
         compiled = header.get("language") in languages.COMPILED
         now = time.monotonic()
         slot.update(

@@ -201,3 +201,29 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert r.returncode == 2 and "unknown language" in r.stderr
     r = run("--timeout", "0", str(tmp_path / "p.py"))
     assert r.returncode == 2 and "positive" in r.stderr
+
+
+def test_a_killed_server_is_replaced_and_its_leftovers_swept():
+    box = Sandbox(limits=FAST, pool_size=2)
+    try:
+        box.start()
+    except SandboxUnavailable as e:
+        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
+            raise
+        pytest.skip(f"sandbox unavailable here: {e}")
+    try:
+        assert box.run("print(1)").ok
+        dead = box._proc.pid
+        box._proc.kill()
+        box._proc.wait()
+        first = box.run("print(2)")
+        assert first.status in ("sandbox_error", "ok")
+        second = box.run("print(3)")
+        assert (second.status, second.stdout) == ("ok", "3\n")
+        assert box._proc.pid != dead
+        # the new server swept the groups the killed one left behind
+        assert list(Path("/sys/fs/cgroup").glob(f"*/**/tempering-{dead}")) == []
+        left = subprocess.run(["pgrep", "-u", "65534", "-P", str(dead)], capture_output=True, text=True).stdout
+        assert left.strip() == ""
+    finally:
+        box.close()
