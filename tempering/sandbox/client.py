@@ -8,6 +8,7 @@ a private socket. Thread-safe: run from as many threads as you like.
 from __future__ import annotations
 
 import array
+import functools
 import json
 import os
 import posixpath
@@ -30,6 +31,11 @@ from .limits import Limits
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from tempering.sandbox.server import main; main()"
 _GRACE_S = 10.0  # how much longer than its own limits the caller waits for a run's result
 QUEUE_TIMEOUT_S = 600.0  # how long a run may wait for a free slot before it is given up
+
+
+@functools.lru_cache(maxsize=64)
+def _limits_dict(lim: Limits) -> dict:
+    return lim.as_dict()
 
 
 def find_python() -> str:
@@ -141,7 +147,8 @@ class Sandbox:
 
     def _request(self, header: dict, extra_fds: list[int] = ()) -> socket.socket:
         """Send one request with a fresh private channel; return our end of it."""
-        self.start()
+        if self._control is None:
+            self.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             with self._lock:
@@ -191,7 +198,7 @@ class Sandbox:
             raise SandboxInputError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
         if language is not None and not isinstance(code, str):
             raise SandboxInputError("code must be a str")
-        job = uuid.uuid4().hex[:16]
+        job = os.urandom(8).hex()
         enc = lambda v: protocol.b64(v.encode() if isinstance(v, str) else bytes(v))  # noqa: E731
         req = {
             "code": code,
@@ -199,7 +206,7 @@ class Sandbox:
             "files": {_clean_path(p): enc(v) for p, v in (files or {}).items()},
             "read": [_clean_path(p) for p in read],
         }
-        header = {"op": "run", "job": job, "language": language, "limits": lim.as_dict(), "session": session,
+        header = {"op": "run", "job": job, "language": language, "limits": _limits_dict(lim), "session": session,
                   "trace": trace}
         t0 = time.monotonic()
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
