@@ -52,8 +52,8 @@ class Prepared:
     """What the server builds once and every slot inherits."""
 
     def __init__(self, default_disk_mb: int) -> None:
-        self.seccomp_program = seccomp.compiled()
-        self.seccomp_mounts = seccomp.compiled(mounts_only=True)
+        self.seccomp_program = seccomp.Filter(seccomp.compiled())
+        self.seccomp_mounts = seccomp.Filter(seccomp.compiled(mounts_only=True))
         with open("/proc/sys/kernel/cap_last_cap") as f:
             self.cap_last = int(f.read())
         self.default_disk_mb = default_disk_mb
@@ -109,11 +109,7 @@ class Slot:
         # the main seccomp filter (mounting stays allowed until the run's mounts are made).
         _write_file("/proc/self/oom_score_adj", "1000")  # the program dies first, never its keepers
         sc.set_no_new_privs()
-        seccomp.install(self.prep.seccomp_program)
-        self.env = run_environment()
-        os.environ.clear()
-        os.environ.update(self.env)
-        sys.path[:] = ["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
+        self.prep.seccomp_program.install()
 
     def main(self) -> None:
         try:
@@ -173,7 +169,7 @@ class Slot:
             if req.get("read"):
                 _write_all(1, json.dumps(read_files(req["read"], int(limits["disk_mb"]) * 2**20)).encode())
             os._exit(0)
-        env = self.env
+        env = dict(os.environ)  # the server already holds exactly the run's environment
         code = req["code"]
         if language == "python":
             languages.run_python(code, self.done_w)
@@ -226,7 +222,7 @@ def confine(limits: dict, prep: Prepared, have_cgroups: bool, compiled: bool = F
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["processes"]),) * 2)
     sc.clear_capabilities()
-    seccomp.install(prep.seccomp_mounts)
+    prep.seccomp_mounts.install()
 
 
 def _default_signals() -> None:

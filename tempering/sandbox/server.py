@@ -552,7 +552,10 @@ def main() -> None:
         sc.unshare(sc.CLONE_NEWNS)
         server = Server(control, pool_size, defaults)
         filesystem.build_root()
-        sys.path[:] = [p for p in sys.path if p.startswith("/usr/lib/python3")]
+        # What every run sees, set once here so slots inherit it instead of each redoing it.
+        sys.path[:] = ["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
+        os.environ.clear()
+        os.environ.update(run.run_environment())
         problem = server.first_slot_ready()
     except Exception as e:  # noqa: BLE001
         problem = f"{type(e).__name__}: {e}"
