@@ -57,10 +57,14 @@ def _kill_and_remove(dir_path: str) -> None:
                 except ProcessLookupError:
                     pass
             time.sleep(0.01)
-        try:
-            os.rmdir(dirpath)
-        except OSError:
-            pass
+        for _ in range(50):  # a group whose last task is still exiting refuses rmdir briefly
+            try:
+                os.rmdir(dirpath)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.01)
 
 
 class Cgroups:
@@ -216,6 +220,7 @@ class JobGroup:
                             pass
                         self.stat_fds["peak"] = os.open("memory.max_usage_in_bytes", os.O_RDONLY, dir_fd=d)
                         self.stat_fds["oom"] = os.open("memory.oom_control", os.O_RDONLY, dir_fd=d)
+                        self.stat_fds["procs"] = os.open("cgroup.procs", os.O_RDONLY, dir_fd=d)
                     elif ctl == "pids":
                         _write(d, "pids.max", str(processes))
                     elif ctl == "cpuacct":
@@ -237,6 +242,7 @@ class JobGroup:
                 self.stat_fds["peak"] = os.open("memory.peak", os.O_RDONLY, dir_fd=d)
                 self.stat_fds["oom"] = os.open("memory.events", os.O_RDONLY, dir_fd=d)
                 self.stat_fds["cpu"] = os.open("cpu.stat", os.O_RDONLY, dir_fd=d)
+                self.stat_fds["procs"] = os.open("cgroup.procs", os.O_RDONLY, dir_fd=d)
                 self.join_fds.append(os.open("cgroup.procs", os.O_WRONLY, dir_fd=d))
             finally:
                 os.close(d)
@@ -297,6 +303,13 @@ def join(join_fds: list[int]) -> None:
     """Called by the run's monitor: move the calling process into the run's groups."""
     for fd in join_fds:
         os.write(fd, b"0")
+
+
+def members(stat_fds: dict[str, int]) -> list[int] | None:
+    """The processes in a run's group, or None when that can't be known."""
+    if "procs" not in stat_fds:
+        return None
+    return [int(p) for p in _read_fd(stat_fds["procs"]).split()]
 
 
 def read_stats(stat_fds: dict[str, int], version: int) -> dict[str, float]:

@@ -27,6 +27,7 @@ from ..types import ExecResult
 from . import protocol
 from .languages import LANGUAGES
 from .limits import Limits
+from .paths import PathError, clean_path, expected
 
 _BOOT = "import sys; sys.path.insert(0, sys.argv[1]); from tempering.sandbox.server import main; main()"
 _GRACE_S = 10.0  # how much longer than its own limits the caller waits for a run's result
@@ -52,13 +53,10 @@ def find_python() -> str:
 
 
 def _clean_path(path: str) -> str:
-    """A workspace-relative path; refuses absolute paths and '..'."""
-    if not isinstance(path, str) or not path or "\0" in path:
-        raise SandboxInputError(f"bad file path {path!r}: give a non-empty path relative to the workspace")
-    norm = posixpath.normpath(path.removeprefix("/workspace/"))
-    if norm.startswith("/") or norm == ".." or norm.startswith("../") or norm == ".":
-        raise SandboxInputError(f"file path {path!r} leaves the workspace: give a path relative to it")
-    return norm
+    try:
+        return clean_path(path)
+    except PathError as e:
+        raise SandboxInputError(str(e)) from None
 
 
 class Sandbox:
@@ -282,7 +280,10 @@ class Sandbox:
         stderr = bytes(bufs[err_r])
         status = verdict.get("status", "sandbox_error")
         detail = verdict.get("detail", "")
-        if status == "error" and language == "python" and stderr.rstrip().endswith(b"MemoryError"):
+        if truncated and status in ("ok", "error", "killed"):
+            # The run may have ended on its own before our kill for the overflow landed.
+            status, detail = "output_limit", f"output passed {lim.output_bytes} bytes"
+        elif status == "error" and language == "python" and stderr.rstrip().endswith(b"MemoryError"):
             status, detail = "memory", "MemoryError"
         return ExecResult(
             status=status,
@@ -353,8 +354,17 @@ class Session:
         r = self.sandbox._run("", None, "", None, lim, self.id, read=patterns)
         if r.status != "ok":
             raise OSError(f"could not read from the session: {r.status} {r.detail} {r.stderr}".strip())
-        reply = json.loads(r.stdout_bytes or b"{}")
-        return {k: protocol.unb64(v) for k, v in reply["files"].items()}, reply["errors"]
+        try:
+            reply = json.loads(r.stdout_bytes or b"{}")
+            files = {k: protocol.unb64(v) for k, v in reply["files"].items()}
+            errors = {str(k): str(v) for k, v in reply["errors"].items()}
+        except (ValueError, KeyError, TypeError, AttributeError) as e:
+            raise OSError(f"the session's file read returned malformed output ({e})") from None
+        # The reply comes from inside the sandbox: keep only names this request could produce.
+        for name in [k for k in files if not expected(patterns, k)]:
+            errors[name] = "not a path this read asked for; dropped"
+            del files[name]
+        return files, errors
 
     def write_file(self, path: str, data: str | bytes) -> None:
         self._check_open()

@@ -27,7 +27,9 @@ import socket
 import sys
 import time
 
-from . import cgroups, filesystem, languages, protocol, seccomp, syscalls as sc
+# Everything a run's own code path needs is imported here, in the server, before any run:
+# a run's sys.path starts with its workspace, so a late import could load a planted module.
+from . import cgroups, filesystem, languages, paths, protocol, seccomp, syscalls as sc
 
 HOST_UID = 65534  # the unprivileged host identity of every sandboxed process ("nobody")
 RUN_PATH = "/usr/bin:/bin"
@@ -166,8 +168,11 @@ class Slot:
             with open(path, "wb") as f:
                 f.write(protocol.unb64(data))
         if language is None:  # a file operation: report what was asked for on stdout
+            sys.path[:] = [p for p in sys.path if not p.startswith("/workspace")]
             if req.get("read"):
-                _write_all(1, json.dumps(read_files(req["read"], int(limits["disk_mb"]) * 2**20)).encode())
+                got = paths.read_files(req["read"], int(limits["disk_mb"]) * 2**20)
+                got["files"] = {k: protocol.b64(v) for k, v in got["files"].items()}
+                _write_all(1, json.dumps(got).encode())
             os._exit(0)
         env = dict(os.environ)  # the server already holds exactly the run's environment
         code = req["code"]
@@ -180,29 +185,6 @@ class Slot:
             os.set_inheritable(st_w, False)
             languages.compile_and_exec(language, code, env, limits, lambda obj: _send_line(st_w, obj))
         raise ValueError(f"unknown language {language!r}")
-
-
-def read_files(patterns: list[str], max_bytes: int) -> dict:
-    """Regular files only, read from inside the sandbox's own view of the file system."""
-    import glob
-    import stat
-
-    files, errors = {}, {}
-    for pattern in patterns:
-        matches = sorted(glob.glob(pattern, recursive=True)) if glob.has_magic(pattern) else [pattern]
-        for path in matches:
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-                with os.fdopen(fd, "rb") as f:
-                    if not stat.S_ISREG(os.fstat(fd).st_mode):
-                        raise OSError(f"{path} is not a regular file")
-                    data = f.read(max_bytes + 1)
-                if len(data) > max_bytes:
-                    raise OSError(f"{path} is larger than {max_bytes} bytes")
-                files[path] = protocol.b64(data)
-            except (OSError, ValueError) as e:
-                errors[path] = str(e)
-    return {"files": files, "errors": errors}
 
 
 def confine(limits: dict, prep: Prepared, have_cgroups: bool, compiled: bool = False) -> None:

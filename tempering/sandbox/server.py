@@ -244,6 +244,7 @@ class Server:
         now = time.monotonic()
         slot.update(
             job=job,
+            session=header.get("session"),
             channel=fds[0],
             limits=limits,
             compiled=compiled,
@@ -331,6 +332,13 @@ class Server:
         self.poller.unregister(fd)
         del self.by_fd[fd]
         if slot.get("reason") or not raw.strip().lstrip(b"-").isdigit():
+            return
+        # Answer early only when nothing of the run can act after the answer: no session
+        # workspace that outlives it, and no process in its group but pid 1 (which dies now).
+        # Otherwise the answer waits for the kernel to end the whole namespace.
+        group = slot["group"]
+        alone = group is not None and cgroups.members(group.stat_fds) == [slot["pid"]]
+        if slot["session"] or not alone:
             return
         self._retire(slot)
         info = _parse_status(slot["status_lines"])

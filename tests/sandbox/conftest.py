@@ -1,0 +1,332 @@
+"""Fixtures for the sandbox tests: a started sandbox, host canaries and secrets, and a
+view of the host (processes, mounts, cgroups, files) to prove a hostile run left it as
+it was and the sandbox still works.
+
+    def test_x(sandbox, host):
+        r = sandbox.run(...)
+        ...                       # containment and status asserts
+        host.check()              # host unchanged, nothing left behind, sandbox healthy
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tempering.errors import SandboxUnavailable
+from tempering.sandbox import Limits, Sandbox
+
+NOBODY = 65534  # the host uid every sandboxed process runs as
+REPO = Path(__file__).resolve().parents[2]
+# Small limits so the hostile tests stay fast on 2 cores. Tests derive theirs from
+# `sandbox.limits`.
+HOSTILE_LIMITS = Limits(wall_s=2, cpu_s=2, memory_mb=256, processes=32, disk_mb=16,
+                        compile_wall_s=10, compile_cpu_s=10)
+PWNED = "hostile-pwned"  # the name hostile programs try to create everywhere
+# Host directories where a file named PWNED must never appear.
+PWN_DIRS = ["/", "/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/work", str(REPO), str(REPO / "tempering"),
+            "/etc", "/usr/bin", "/usr/lib", "/usr/local/bin", "/usr/lib/python3.11", "/usr/lib/python3/dist-packages"]
+# Host files a hostile run must not change (hashed before and after).
+SYSTEM_FILES = ["/etc/passwd", "/etc/shadow", "/etc/group", "/etc/hosts", "/etc/hostname",
+                "/usr/lib/python3.11/os.py", "/usr/lib/python3.11/site.py", "/usr/bin/python3.11"]
+
+
+# -- the sandbox
+
+
+def start_or_skip(box: Sandbox) -> Sandbox:
+    """Start `box`; skip when this machine cannot isolate runs, unless the sandbox is
+    required (TEMPERING_REQUIRE_SANDBOX=1, as in CI), where that is a failure."""
+    try:
+        return box.start()
+    except SandboxUnavailable as e:
+        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"TEMPERING_REQUIRE_SANDBOX=1 but the sandbox is unavailable: {e}", pytrace=False)
+        pytest.skip(f"sandbox unavailable on this machine ({e}); set TEMPERING_REQUIRE_SANDBOX=1 to fail instead")
+
+
+@pytest.fixture(scope="module")
+def sandbox():
+    box = start_or_skip(Sandbox(limits=HOSTILE_LIMITS, pool_size=2))
+    server = box._proc.pid
+    groups = cgroup_dirs(server)
+    yield box
+    box.close()
+    # the server is gone, with every slot and every cgroup it made
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (Path(f"/proc/{server}").exists() or any(g.exists() for g in groups)):
+        time.sleep(0.05)
+    assert not Path(f"/proc/{server}").exists(), "the fork server outlived close()"
+    assert [g for g in groups if g.exists()] == [], "cgroups left after close()"
+    assert [p for p in processes().values() if p.uid == NOBODY and p.ppid == server] == []
+
+
+@pytest.fixture
+def make_sandbox():
+    """Factory for extra sandboxes (e.g. started with a poisoned environment); each is
+    closed at the end of the test, and must leave no process or cgroup behind."""
+    made = []
+
+    def make(limits: Limits = HOSTILE_LIMITS, pool_size: int = 1) -> Sandbox:
+        box = start_or_skip(Sandbox(limits=limits, pool_size=pool_size))
+        made.append((box, box._proc.pid, cgroup_dirs(box._proc.pid)))
+        return box
+
+    yield make
+    for box, server, groups in made:
+        box.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (Path(f"/proc/{server}").exists() or any(g.exists() for g in groups)):
+            time.sleep(0.05)
+        assert not Path(f"/proc/{server}").exists() and not any(g.exists() for g in groups)
+
+
+# -- host processes
+
+
+@dataclass(frozen=True)
+class Proc:
+    pid: int
+    ppid: int
+    uid: int
+    state: str
+    nspid: tuple[str, ...]
+    cmdline: bytes
+
+
+def processes() -> dict[int, Proc]:
+    out: dict[int, Proc] = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{d}/status").read_text()
+            cmdline = Path(f"/proc/{d}/cmdline").read_bytes()
+        except OSError:
+            continue
+        f = {}
+        for line in status.splitlines():
+            k, _, v = line.partition(":")
+            f[k] = v.strip()
+        out[int(d)] = Proc(int(d), int(f["PPid"]), int(f["Uid"].split()[0]), f["State"][:1],
+                           tuple(f.get("NSpid", "").split()), cmdline)
+    return out
+
+
+def is_fork_server(p: Proc) -> bool:
+    return p.uid == 0 and b"tempering.sandbox.server" in p.cmdline
+
+
+def ancestors(pid: int, procs: dict[int, Proc]) -> list[int]:
+    out, seen = [], set()
+    while pid in procs and pid not in seen:
+        seen.add(pid)
+        pid = procs[pid].ppid
+        out.append(pid)
+    return out
+
+
+def descendants(root: int, procs: dict[int, Proc]) -> list[Proc]:
+    return [p for p in procs.values() if root in ancestors(p.pid, procs)]
+
+
+# -- host cgroups
+
+
+def cgroup_dirs(server_pid: int) -> list[Path]:
+    """The server's tempering-<pid> directories, one per controller it uses."""
+    out = []
+    try:
+        lines = Path(f"/proc/{server_pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        for ctl in controllers.split(",") if controllers else ["unified"]:
+            base = Path("/sys/fs/cgroup") / (ctl if ctl != "unified" else "") / path.lstrip("/")
+            if ctl in ("memory", "pids", "cpuacct", "unified") and (base / f"tempering-{server_pid}").is_dir():
+                out.append(base / f"tempering-{server_pid}")
+    return out
+
+
+def dead_server_groups() -> set[str]:
+    """tempering-<pid> cgroup directories whose server no longer runs (leaked)."""
+    out = set()
+    for ctl in ("memory", "pids", "cpuacct"):
+        root = Path("/sys/fs/cgroup") / ctl
+        if not root.is_dir():
+            continue
+        for parent in [root, *[p for p in root.iterdir() if p.is_dir()]]:
+            for sub in [parent, *[p for p in parent.iterdir() if p.is_dir()]]:
+                try:
+                    entries = list(sub.iterdir())
+                except OSError:
+                    continue
+                for e in entries:
+                    pid = e.name.removeprefix("tempering-")
+                    if e.name.startswith("tempering-") and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                        out.add(str(e))
+    return out
+
+
+# -- host files
+
+
+def _sha(path: str) -> str | None:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return None
+
+
+def _owned_by_nobody(root: str, depth: int, skip=(".git", ".venv", "node_modules")) -> set[str]:
+    out = set()
+
+    def walk(d: str, level: int) -> None:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            return
+        for e in entries:
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if st.st_uid == NOBODY:
+                out.add(e.path)
+            if level < depth and e.is_dir(follow_symlinks=False) and e.name not in skip:
+                walk(e.path, level + 1)
+
+    walk(root, 1)
+    return out
+
+
+@pytest.fixture(scope="session")
+def secrets():
+    """Host secrets a run must never see: files under /root, /tmp and the project, whose
+    content (and file name) is a random `HOSTILE-SECRET-<hex>` value."""
+    value = f"HOSTILE-SECRET-{uuid.uuid4().hex}"
+    tag = uuid.uuid4().hex[:12]
+    paths = [Path(f"/root/.tempering-hostile-{tag}"), Path(f"/tmp/tempering-hostile-{tag}"),
+             REPO / "tests" / "sandbox" / f".hostile-secret-{tag}"]
+    made = []
+    for p in paths:
+        try:
+            p.write_text(value + "\n")
+            made.append(p)
+        except OSError:
+            pass
+    yield {"value": value, "paths": [str(p) for p in made]}
+    for p in made:
+        p.unlink(missing_ok=True)
+
+
+@dataclass
+class HostState:
+    mounts: frozenset[str]
+    files: dict[str, str | None]
+    pwned: list[str]
+    nobody_files: frozenset[str]
+    foreign_nobody: frozenset[tuple[int, bytes]]
+    dead_groups: frozenset[str]
+    hostname: str
+
+
+@pytest.fixture
+def host_snapshot(secrets):
+    """A function that captures the host state a sandboxed run must not change."""
+
+    def snap() -> HostState:
+        procs = processes()
+        servers = {p.pid for p in procs.values() if is_fork_server(p)}
+        # uid 65534 processes that are not part of any fork server's tree: an escapee
+        # would be one (reparented out of its PID namespace)
+        foreign = frozenset((p.pid, p.cmdline) for p in procs.values()
+                            if p.uid == NOBODY and not servers & set(ancestors(p.pid, procs)))
+        nobody_files = set()
+        for root, depth in (("/tmp", 3), ("/var/tmp", 2), ("/dev/shm", 2), ("/root", 1), (str(REPO), 6)):
+            nobody_files |= _owned_by_nobody(root, depth)
+        return HostState(
+            mounts=frozenset(Path("/proc/self/mountinfo").read_text().splitlines()),
+            files={p: _sha(p) for p in SYSTEM_FILES + secrets["paths"]},
+            pwned=[os.path.join(d, PWNED) for d in PWN_DIRS if os.path.lexists(os.path.join(d, PWNED))],
+            nobody_files=frozenset(nobody_files),
+            foreign_nobody=foreign,
+            dead_groups=frozenset(dead_server_groups()),
+            hostname=socket.gethostname(),
+        )
+
+    return snap
+
+
+def wait_idle(box: Sandbox, timeout: float = 10.0) -> None:
+    """Wait until the server is back to its idle pool: every uid-65534 process under it
+    is a ready slot (its direct child, pid 1 of its own namespace, nothing under it), and
+    each of its cgroups holds exactly one such slot. Fails with what is left otherwise."""
+    server = box._proc.pid
+    deadline = time.monotonic() + timeout
+    while True:
+        procs = processes()
+        mine = descendants(server, procs)
+        slots = {p.pid for p in mine if p.ppid == server and p.uid == NOBODY and p.nspid[-1:] == ("1",)
+                 and p.state in "SR"}
+        extra = [p for p in mine if p.pid not in slots]
+        groups: dict[str, list[int]] = {}
+        for top in cgroup_dirs(server):
+            for g in top.iterdir():
+                if g.is_dir():
+                    try:
+                        groups[str(g)] = [int(x) for x in (g / "cgroup.procs").read_text().split()]
+                    except OSError:
+                        groups[str(g)] = [-1]
+        bad_groups = {g: pids for g, pids in groups.items() if len(pids) != 1 or pids[0] not in slots}
+        per_ctl = {str(t): sum(1 for g in t.iterdir() if g.is_dir()) for t in cgroup_dirs(server)}
+        if not extra and len(slots) == box.pool_size and not bad_groups \
+                and all(n == box.pool_size for n in per_ctl.values()):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"the sandbox did not return to idle: slots={sorted(slots)} pool={box.pool_size} "
+                f"leftover processes={[(p.pid, p.ppid, p.uid, p.state, p.nspid, p.cmdline[:80]) for p in extra]} "
+                f"cgroups not holding exactly one idle slot={bad_groups} groups per controller={per_ctl}")
+        time.sleep(0.02)
+
+
+class HostGuard:
+    def __init__(self, box: Sandbox, snap) -> None:
+        self.box, self.snap = box, snap
+        self.before = snap()
+
+    def check(self, box: Sandbox | None = None) -> None:
+        """(c) the host is as it was and nothing of the runs is left; (d) the sandbox works."""
+        box = box or self.box
+        assert box._proc is not None and box._proc.poll() is None, "the fork server died"
+        wait_idle(box)
+        after = self.snap()
+        b = self.before
+        assert after.pwned == [], f"hostile files appeared on the host: {after.pwned}"
+        assert after.files == b.files, "host files changed: " + ", ".join(
+            k for k in b.files if after.files.get(k) != b.files[k])
+        assert after.mounts == b.mounts, f"host mounts changed: +{sorted(after.mounts - b.mounts)} " \
+                                         f"-{sorted(b.mounts - after.mounts)}"
+        assert after.nobody_files - b.nobody_files == frozenset(), "files owned by uid 65534 appeared on the host"
+        assert after.foreign_nobody - b.foreign_nobody == frozenset(), \
+            "uid 65534 processes outside any fork server appeared on the host"
+        assert after.dead_groups - b.dead_groups == frozenset(), "cgroups of dead servers were left behind"
+        assert after.hostname == b.hostname
+        r = box.run("print(1)")
+        assert (r.status, r.stdout, r.stderr) == ("ok", "1\n", ""), f"the sandbox is not healthy after the test: {r}"
+
+
+@pytest.fixture
+def host(sandbox, host_snapshot):
+    """Snapshot of the host taken before the test; call `host.check()` at its end."""
+    wait_idle(sandbox)
+    return HostGuard(sandbox, host_snapshot)
