@@ -87,12 +87,44 @@ def throughput(sb: Sandbox, concurrency: int, runs: int) -> dict:
     }
 
 
-def report(n: int = 200, runs: int = 1000, levels=(1, 2, 8, 32), compare: bool = True, pool_size: int = 8) -> str:
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _leftovers(server_pid: int) -> tuple[int, int]:
+    """(processes still parented by the server, cgroup directories it made) after close."""
+    procs = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == server_pid:
+                        procs += 1
+            except (OSError, ValueError, IndexError):
+                pass
+    groups = 0
+    for root, dirs, _ in os.walk("/sys/fs/cgroup"):
+        groups += sum(d == f"tempering-{server_pid}" for d in dirs)
+    return procs, groups
+
+
+def report(n: int = 200, runs: int = 1000, levels=(1, 2, 8, 32), compare: bool = True, pool_size: int = 8,
+           load: int = 0) -> str:
     with Sandbox(pool_size=pool_size) as sb:
         for _ in range(20):
             sb.run(SNIPPET)  # warm the pool
         lat = latency(sb, n, compare)
         thr = [throughput(sb, c, runs) for c in levels]
+        if load:
+            rss0 = _rss_mb()
+            big = throughput(sb, 16, load)
+            rss1 = _rss_mb()
+        server = sb._proc.pid
+    left = _leftovers(server) if load else (0, 0)
     base = statistics.median(lat["tempering sandbox"])
     lines = [
         f"Trivial Python snippet (`{SNIPPET}`), {n} serial runs per path, interleaved; {os.cpu_count()} CPUs.",
@@ -113,4 +145,12 @@ def report(n: int = 200, runs: int = 1000, levels=(1, 2, 8, 32), compare: bool =
     for t in thr:
         lines.append(f"| {t['concurrency']} | {t['runs_per_s']:.0f} | {t['failed']} | {t['lost']} | "
                      f"{t['duplicated']} | {t['wrong']} |")
+    if load:
+        lines += [
+            "",
+            f"Load: {load} runs at concurrency 16: {big['runs_per_s']:.0f} runs/s, {big['failed']} failed, "
+            f"{big['lost']} lost, {big['duplicated']} duplicated, {big['wrong']} with another run's output; "
+            f"caller RSS {rss0:.0f} -> {rss1:.0f} MB; after close: {left[0]} processes and {left[1]} cgroup "
+            "directories left.",
+        ]
     return "\n".join(lines)
