@@ -14,10 +14,14 @@ __all__ = ["ExecResult", "LANGUAGES", "Limits", "Sandbox", "Session"]
 
 
 def __getattr__(name: str):
-    if name in ("Sandbox", "Session"):
-        from . import client
+    if name == "Sandbox":
+        from .client import Sandbox
 
-        return getattr(client, name)
+        return Sandbox
+    if name == "Session":
+        from .session import Session
+
+        return Session
     if name == "Limits":
         from .limits import Limits
 

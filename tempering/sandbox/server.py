@@ -22,7 +22,8 @@ import sys
 import time
 from collections import deque
 
-from . import cgroups, filesystem, languages, protocol, run, syscalls as sc
+from . import cgroups, filesystem, languages, protocol, run, snapshots, syscalls as sc
+from .verdict import parse_status, verdict
 
 PRELOAD = "collections functools itertools json math re string typing".split()
 _ID = re.compile(r"[0-9a-f]{16}")
@@ -341,7 +342,7 @@ class Server:
         if slot["session"] or not alone:
             return
         self._retire(slot)
-        info = _parse_status(slot["status_lines"])
+        info = parse_status(slot["status_lines"])
         info["exit_code"] = int(raw.strip()) & 0xFF
         self._reply_verdict(slot, info, {"ru_utime": 0.0, "ru_maxrss": 0})
         slot["replied"] = True
@@ -376,7 +377,7 @@ class Server:
             os.close(fd)
         self.by_job.pop(slot["job"], None)
         if not slot.get("replied"):
-            info = _parse_status(slot["status_lines"])
+            info = parse_status(slot["status_lines"])
             if os.WIFSIGNALED(status):
                 info["signal"] = os.WTERMSIG(status)
             else:
@@ -396,34 +397,7 @@ class Server:
     # -- sessions
 
     def _start_copy(self, header: dict, channel: socket.socket) -> None:
-        """Snapshot or restore a session's workspace, as the unprivileged host uid."""
-        base = f"{filesystem.SESSIONS}/{header['session']}"
-        snap, ws = f"{base}/snap/{int(header['index'])}", f"{base}/ws"
-        if header["op"] == "snapshot":
-            cmds = [["/usr/bin/rm", "-rf", snap], ["/usr/bin/mkdir", snap], ["/usr/bin/cp", "-a", ws + "/.", snap]]
-        else:
-            cmds = [["/usr/bin/find", ws, "-mindepth", "1", "-delete"], ["/usr/bin/cp", "-a", snap + "/.", ws]]
-        pid = os.fork()
-        if pid == 0:
-            code = 1
-            try:
-                run.close_fds_except([channel.fileno()])
-                run.drop_to_host_uid()
-                if header["op"] == "restore" and not os.path.isdir(snap):
-                    raise FileNotFoundError(f"no snapshot {header['index']} in this session")
-                for cmd in cmds:
-                    child = os.fork()
-                    if child == 0:
-                        os.execve(cmd[0], cmd, {"PATH": run.RUN_PATH, "LC_ALL": "C.UTF-8"})
-                    rc = os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
-                    if rc != 0:
-                        raise OSError(f"{' '.join(cmd[:2])} exited with {rc}")
-                _reply(channel, {"ok": True})
-                code = 0
-            except BaseException as e:  # noqa: BLE001
-                _reply(channel, {"error": f"{type(e).__name__}: {e}"})
-            os._exit(code)
-        self.helpers.add(pid)
+        self.helpers.add(snapshots.start_copy(header["op"], header["session"], int(header["index"]), channel))
 
     # -- children
 
@@ -460,7 +434,7 @@ class Server:
             pass
         os.close(slot["st_r"])
         os.close(slot["dn_r"])
-        err = _parse_status(lines).get("setup_error")
+        err = parse_status(lines).get("setup_error")
         if err:
             self.setup_failures += 1
             self.last_setup_error = err
@@ -482,57 +456,6 @@ class Server:
             self._reap()
             time.sleep(0.005)
         self.cg.close()
-
-
-def verdict(info: dict, reason: str | None, wall: float, stats: dict, limits: dict) -> dict:
-    """Name why the run ended (the caller adds output_limit, which only it can see)."""
-    exit_code, sig = info.get("exit_code"), info.get("signal")
-    cpu = stats.get("cpu_s", info["rusage_cpu_s"])
-    peak = stats.get("peak_mb", info["maxrss_kb"] / 1024)
-    detail = ""
-    if "setup_error" in info:
-        status, detail = "sandbox_error", info["setup_error"]
-    elif reason == "output_limit":
-        status, detail = "output_limit", f"output passed {limits['output_bytes']} bytes"
-    elif reason == "timeout":
-        status, detail = "timeout", f"wall time passed {limits['wall_s']} s"
-    elif reason == "cpu":
-        status, detail = "timeout", f"cpu time passed {limits['cpu_s']} s"
-    elif stats.get("oom_kills", 0) > 0:
-        status, detail = "memory", f"memory passed {limits['memory_mb']} MB"
-    elif sig in (signal.SIGXCPU, signal.SIGKILL) and info["rusage_cpu_s"] >= float(limits["cpu_s"]) * 0.9:
-        status, detail = "timeout", f"cpu time passed {limits['cpu_s']} s"
-    elif info.get("compile") in ("failed", "timeout"):
-        status = "error" if info["compile"] == "failed" else "timeout"
-        detail = f"compile {info['compile']}"
-    elif reason == "killed":
-        status, detail = "killed", "killed on request"
-    elif sig is not None:
-        status, detail = "killed", f"killed by signal {sig} ({signal.Signals(sig).name})"
-    elif exit_code == 0:
-        status = "ok"
-    else:
-        status = "error"
-    return {
-        "status": status,
-        "exit_code": (-sig if sig is not None else exit_code),
-        "wall_s": wall,
-        "cpu_s": cpu,
-        "peak_memory_mb": peak,
-        "detail": detail,
-    }
-
-
-def _parse_status(raw: bytes | bytearray) -> dict:
-    info: dict = {"trace": {}}
-    for line in bytes(raw).splitlines():
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        info["trace"].update(obj.pop("trace", {}))
-        info.update(obj)
-    return info
 
 
 def _reply(channel: socket.socket | None, obj: dict) -> None:

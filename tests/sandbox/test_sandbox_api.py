@@ -11,24 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from tempering.errors import SandboxInputError, SandboxUnavailable
-from tempering.sandbox import Limits, Sandbox
+from tempering.errors import SandboxInputError
+from tempering.sandbox import Limits
 from tempering.sandbox import seccomp
 
 FAST = Limits(wall_s=3, cpu_s=3, memory_mb=256, processes=32, disk_mb=16, compile_wall_s=20, compile_cpu_s=20)
 
 
 @pytest.fixture(scope="module")
-def sb():
-    box = Sandbox(limits=FAST, pool_size=2)
-    try:
-        box.start()
-    except SandboxUnavailable as e:
-        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
-            raise
-        pytest.skip(f"sandbox unavailable here: {e}")
-    yield box
-    box.close()
+def sb(sandbox):
+    """The module's sandbox (conftest.py), whose own limits are small: tests that need
+    other limits pass them."""
+    return sandbox
 
 
 def test_python_runs_and_reports(sb):
@@ -203,14 +197,8 @@ def test_cli_bad_input_exits_2(tmp_path):
     assert r.returncode == 2 and "positive" in r.stderr
 
 
-def test_a_killed_server_is_replaced_and_its_leftovers_swept():
-    box = Sandbox(limits=FAST, pool_size=2)
-    try:
-        box.start()
-    except SandboxUnavailable as e:
-        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
-            raise
-        pytest.skip(f"sandbox unavailable here: {e}")
+def test_a_killed_server_is_replaced_and_its_leftovers_swept(make_sandbox):
+    box = make_sandbox(FAST, pool_size=2)
     try:
         assert box.run("print(1)").ok
         dead = box._proc.pid

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tempering.errors import SandboxUnavailable
-from tempering.sandbox import Limits, Sandbox
+from tempering.sandbox import Limits
 
 
 def _rss_mb() -> float:
@@ -20,14 +18,8 @@ def _rss_mb() -> float:
     raise AssertionError("no VmRSS")
 
 
-def _load(runs: int, concurrency: int) -> None:
-    box = Sandbox(limits=Limits(wall_s=20, cpu_s=5, memory_mb=128), pool_size=4)
-    try:
-        box.start()
-    except SandboxUnavailable as e:
-        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
-            raise
-        pytest.skip(f"sandbox unavailable here: {e}")
+def _load(make_sandbox, runs: int, concurrency: int) -> None:
+    box = make_sandbox(Limits(wall_s=20, cpu_s=5, memory_mb=128), pool_size=4)
     server_pid = box._proc.pid
     warm = [box.run(f"print({i})") for i in range(20)]
     assert all(r.ok for r in warm)
@@ -57,10 +49,10 @@ def _load(runs: int, concurrency: int) -> None:
     assert list(Path("/sys/fs/cgroup").glob(f"*/**/tempering-{server_pid}")) == []
 
 
-def test_1000_runs_at_concurrency_16():
-    _load(1000, 16)
+def test_1000_runs_at_concurrency_16(make_sandbox):
+    _load(make_sandbox, 1000, 16)
 
 
 @pytest.mark.slow
-def test_10000_runs_at_concurrency_16():
-    _load(10_000, 16)
+def test_10000_runs_at_concurrency_16(make_sandbox):
+    _load(make_sandbox, 10_000, 16)
