@@ -157,7 +157,7 @@ class Server:
         self.setup_failures = 0
         if self.pending:
             header, fds = self.pending.popleft()
-            self._assign(slot, header, fds)
+            self._assign(slot, header, fds, queued=True)
         else:
             self.ready.append(slot)
 
@@ -218,7 +218,7 @@ class Server:
             os.close(fd)
         return True
 
-    def _assign(self, slot: dict, header: dict, fds: list[int]) -> None:
+    def _assign(self, slot: dict, header: dict, fds: list[int], queued: bool = False) -> None:
         limits = header["limits"]
         group = slot["group"]
         job = header["job"]
@@ -237,10 +237,11 @@ class Server:
         slot["ctl"].close()
         os.close(fds[1])
         os.close(fds[2])
-        try:  # the caller's clock for this run starts now, not when it was queued
-            protocol.send_fd(fds[0], {"assigned": True})
-        except OSError:
-            pass
+        if queued:  # the caller's clock for this run starts now, not when it was queued
+            try:
+                protocol.send_fd(fds[0], {"assigned": True})
+            except OSError:
+                pass
         compiled = header.get("language") in languages.COMPILED
         now = time.monotonic()
         slot.update(
