@@ -14,3 +14,20 @@ def tiny():
     from tempering.models import load
 
     return load("tiny-random")
+
+
+@pytest.fixture(scope="session")
+def shared_sandbox():
+    """The process-wide sandbox the environments use. Skips where the sandbox can't start,
+    unless TEMPERING_REQUIRE_SANDBOX=1 (as in CI), where that fails."""
+    from tempering.errors import SandboxUnavailable
+    from tempering.sandbox import shared_sandbox as get
+
+    box = get()
+    try:
+        box.start()
+    except SandboxUnavailable as e:
+        if os.environ.get("TEMPERING_REQUIRE_SANDBOX") == "1":
+            pytest.fail(f"TEMPERING_REQUIRE_SANDBOX=1 but the sandbox is unavailable: {e}", pytrace=False)
+        pytest.skip(f"sandbox unavailable on this machine ({e})")
+    return box

@@ -1,4 +1,4 @@
-"""`temper`: train, eval, envs, sandbox, demo.
+"""`temper`: train, eval, envs, sandbox, verify, demo.
 
 Every user mistake ends in one line naming the problem and the fix, and exit code 2.
 """
@@ -127,6 +127,34 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
     return 1 if result.status == "sandbox_error" else 0
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from tempering.envs.code.verify import CodeTask, verify_code
+    from tempering.sandbox import Sandbox
+
+    task_path, sol_path = Path(args.task), Path(args.solution)
+    for path, what in ((task_path, "--task"), (sol_path, "--solution")):
+        if not path.is_file():
+            raise ConfigError(f"no such file: {path} ({what} takes a file)")
+    try:
+        obj = json.loads(task_path.read_text())
+    except ValueError as e:
+        raise ConfigError(f"{task_path} is not JSON ({e}); a task is {{id, entry_point, prompt, test | cases}}") from None
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{task_path} must hold one JSON object: {{id, entry_point, prompt, test | cases}}")
+    task = CodeTask.from_json(obj)
+    with Sandbox(pool_size=1) as sb:
+        score = verify_code(task, sol_path.read_text(), sb)
+    out = {"passed": score.passed, "reward": score.value, "status": score.details["status"], "details": score.details}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{task.id}: {out['status']} (reward {score.value:g}, "
+              f"{score.details['checks_passed']}/{score.details['checks_total']} checks)")
+        for f in score.details["failures"]:
+            print(f"  {f.get('where', '')} {f.get('error', '')}".rstrip())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -171,6 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--runs", type=int, default=500, help="runs per throughput level")
     bn.add_argument("--no-compare", action="store_true", help="measure only the Tempering sandbox")
     sb.set_defaults(func=_cmd_sandbox)
+
+    vf = sub.add_parser("verify", help="check a solution against a task's tests in the sandbox")
+    vfs = vf.add_subparsers(dest="verify_cmd", required=True)
+    vc = vfs.add_parser("code", help="a Python solution against a code task")
+    vc.add_argument("--task", required=True, help="task JSON: {id, entry_point, prompt, test | cases}")
+    vc.add_argument("--solution", required=True, help="the Python file to check")
+    vc.add_argument("--json", action="store_true", help="print one JSON object: passed, reward, status, details")
+    vf.set_defaults(func=_cmd_verify)
 
     d = sub.add_parser("demo", help="evaluate SmolLM2, train it with GRPO, evaluate again")
     d.add_argument("--config", default="configs/smollm2-arith-grpo.yaml")

@@ -20,26 +20,52 @@ class CheckReport:
 
 
 def check_env(env_id: str, n: int = 5) -> CheckReport:
-    """Reference answers score full marks, empty answers zero, tasks are reproducible and in their split."""
+    """Reference answers score full marks, empty answers zero (and a broken variant less
+    than full marks, where the env can make one); tasks are reproducible and, for
+    procedural envs, in their split. `n` tasks per split (0: all of a fixed dataset)."""
     env = make(env_id)
     report = CheckReport(env_id)
-    for split in ("train", "test"):
-        for i in range(n):
+    splits = getattr(env, "splits", ("train", "test"))
+    tasks = []
+    for split in splits:
+        count = n
+        if hasattr(env, "size"):
+            count = env.size(split) if n == 0 else min(n, env.size(split))
+        for i in range(count):
             task = env.task(split, i)
-            report.checked += 1
-            text = "\n".join(m.content for m in task.prompt)
+            tasks.append(task)
             if env.task(split, i) != task:
                 report.problems.append(f"{task.id}: the same seed gave a different task")
-            if split_of(text) != split:
+            if not hasattr(env, "size") and split_of("\n".join(m.content for m in task.prompt)) != split:
                 report.problems.append(f"{task.id}: prompt hashes to the other split")
-            ref = env.verify(task, env.reference_response(task))
-            if not ref.passed or ref.value < 1.0:
-                report.problems.append(f"{task.id}: reference answer scored {ref.value} ({ref.details})")
-            empty = env.verify(task, "")
-            if empty.passed or empty.value > 0.0:
-                report.problems.append(f"{task.id}: an empty answer scored {empty.value}")
-            env.reset(task)
-            step = env.step(env.reference_response(task))
-            if not step.terminated or step.reward != ref.value:
-                report.problems.append(f"{task.id}: step() disagrees with verify() on the reference answer")
+
+    def verify_all(task) -> list[str]:
+        problems = []
+        ref = env.verify(task, env.reference_response(task))
+        if not ref.passed or ref.value < 1.0:
+            problems.append(f"{task.id}: reference answer scored {ref.value} ({ref.details})")
+        empty = env.verify(task, "")
+        if empty.passed or empty.value > 0.0:
+            problems.append(f"{task.id}: an empty answer scored {empty.value}")
+        if hasattr(env, "broken_response"):
+            broken = env.verify(task, env.broken_response(task))
+            if broken.passed or broken.value >= 1.0:
+                problems.append(f"{task.id}: a broken variant of the reference passed")
+        return problems
+
+    if getattr(env, "concurrent_verify", False):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            results = list(pool.map(verify_all, tasks))
+    else:
+        results = [verify_all(t) for t in tasks]
+    for task, problems in zip(tasks, results):
+        report.checked += 1
+        report.problems.extend(problems)
+    task = tasks[0]
+    env.reset(task)
+    step = env.step(env.reference_response(task))
+    if not step.terminated or step.reward != env.verify(task, env.reference_response(task)).value:
+        report.problems.append(f"{task.id}: step() disagrees with verify() on the reference answer")
     return report

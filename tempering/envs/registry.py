@@ -9,9 +9,10 @@ from tempering.errors import UnknownEnvError
 
 
 def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
+    from tempering.envs.code.humaneval import HumanEvalEnv
     from tempering.envs.math.arith import make_arith_env
 
-    return {"math/arith-v1": make_arith_env}
+    return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv}
 
 
 def _registry() -> dict[str, Callable[[], SingleTurnEnv]]:

@@ -64,7 +64,10 @@ def evaluate(client: InferenceClient, env: SingleTurnEnv, split: str = "test", n
             for task, comp in zip(chunk, client.generate([t.prompt for t in chunk], params)):
                 score = env.verify(task, comp.text)
                 tokens += len(comp.token_ids)
-                items.append({"id": task.id, "passed": score.passed, "reference": task.reference,
+                ref = task.reference if isinstance(task.reference, (str, int, float)) else getattr(
+                    task.reference, "id", str(task.reference))
+                items.append({"id": task.id, "passed": score.passed, "reference": ref,
+                              "status": score.details.get("status"),
                               "extracted": score.details.get("extracted"), "format_ok": score.details.get("format_ok"),
                               "response": comp.text})
             bar.update(job, advance=len(chunk))

@@ -10,14 +10,14 @@ Names resolve lazily: the fork server imports this package too, and every module
 loads makes each fork (and so each run) slower.
 """
 
-__all__ = ["ExecResult", "LANGUAGES", "Limits", "Sandbox", "Session"]
+__all__ = ["ExecResult", "LANGUAGES", "Limits", "Sandbox", "Session", "shared_sandbox"]
 
 
 def __getattr__(name: str):
-    if name == "Sandbox":
-        from .client import Sandbox
+    if name in ("Sandbox", "shared_sandbox"):
+        from . import client
 
-        return Sandbox
+        return getattr(client, name)
     if name == "Session":
         from .session import Session
 

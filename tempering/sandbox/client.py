@@ -316,6 +316,23 @@ class Sandbox:
         return Session(self, language, limits or self.limits)
 
 
+_shared: Sandbox | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_sandbox() -> Sandbox:
+    """One sandbox for the whole process (environments and verifiers use it), started on
+    first use and closed at exit."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            import atexit
+
+            _shared = Sandbox(pool_size=4)
+            atexit.register(_shared.close)
+        return _shared
+
+
 def _timings(trace: dict | None, t0: float) -> dict[str, float]:
     """Milliseconds from the call to each phase the run reported (monotonic clock)."""
     return {k: round((v - t0) * 1000, 3) for k, v in sorted((trace or {}).items(), key=lambda kv: kv[1])}

