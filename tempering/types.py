@@ -126,3 +126,39 @@ class ExecResult:
             "files": {k: base64.b64encode(v).decode() for k, v in self.files.items()},
             "detail": self.detail,
         }
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One model action and what the environment answered."""
+
+    action: str
+    feedback: tuple[Message, ...]
+    reward: float
+    info: dict[str, Any] = field(default_factory=dict)
+    """The env's record of the turn: its artifacts (e.g. the code version and its
+    execution log) live here."""
+    span: tuple[int, int] = (0, 0)
+    """[start, end) of this turn's generated tokens in Trajectory.token_ids."""
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A whole episode, token-in/token-out: exactly the ids the policy saw and produced."""
+
+    task_id: str
+    messages: tuple[Message, ...]
+    token_ids: tuple[int, ...]
+    loss_mask: tuple[int, ...]
+    """1 on tokens the model generated, 0 on prompt, feedback and chat-template tokens."""
+    logprobs: tuple[float, ...]
+    """Sampling log-probs of generated tokens (0.0 where loss_mask is 0)."""
+    turns: tuple[Turn, ...]
+    reward: float
+    """The episode's return: the sum of the turns' rewards."""
+    terminated: bool
+    truncated: bool
+    stop_reason: str
+    """"terminated" (the env ended it), or which budget cut it: turns, tokens, wall_time, context."""
+    prompt_len: int = 0
+    """Tokens before the first generated token."""

@@ -1,0 +1,105 @@
+"""run_episode: token-in/token-out across turns, and a loss mask on model tokens only."""
+
+from __future__ import annotations
+
+import pytest
+
+from tempering.rollout import Budget, HFClient, run_episode
+from tempering.rollout.agent import _render
+from tempering.types import Completion, Message, SamplingParams, StepResult, Task
+
+
+class ScriptedClient:
+    """Replies with fixed texts, as the real client would: the reply's tokens plus the
+    end-of-turn token (or none, when `cut` says the reply ran out of tokens)."""
+
+    def __init__(self, tokenizer, replies: list[str], cut: set[int] = frozenset()):
+        self.tokenizer, self.replies, self.cut, self.calls = tokenizer, replies, cut, []
+
+    def generate_ids(self, prompt_ids, params):
+        turn = len(self.calls)
+        self.calls.append(list(prompt_ids[0]))
+        text = self.replies[turn]
+        ids = self.tokenizer.encode(text, add_special_tokens=False)
+        if turn not in self.cut:
+            ids.append(self.tokenizer.convert_tokens_to_ids("<|im_end|>"))
+        if len(ids) > params.max_new_tokens:  # as a real client would
+            ids = ids[: params.max_new_tokens]
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        return [Completion(text=text, prompt_ids=tuple(prompt_ids[0]), token_ids=tuple(ids),
+                           logprobs=tuple(-0.5 for _ in ids), finish_reason="stop")]
+
+
+class FixItEnv:
+    """Says what is wrong until the reply contains 'fixed', then pays 1."""
+
+    id = "test/fixit-v0"
+
+    def reset(self, task):
+        self.turn = 0
+        return list(task.prompt)
+
+    def step(self, action):
+        self.turn += 1
+        if "fixed" in action:
+            return StepResult((), 1.0, True, False, {"code": action, "log": "all tests passed"})
+        return StepResult((Message("user", f"Error on turn {self.turn}: NameError: name 'x' is not defined"),),
+                          0.0, False, False, {"code": action, "log": "NameError"})
+
+
+TASK = Task(id="t0", domain="test", prompt=(Message("system", "You fix code."), Message("user", "Write f.")),
+            reference=None)
+
+
+def test_round_trip_and_mask_over_three_turns(tiny):
+    tok = tiny.tokenizer
+    replies = ["def f():\n    return x", "def f():\n    return y  # still", "def f():\n    return 1  # fixed"]
+    client = ScriptedClient(tok, replies)
+    traj = run_episode(FixItEnv(), TASK, client, SamplingParams(temperature=0.0, max_new_tokens=64), Budget(max_turns=5))
+    assert traj.terminated and traj.stop_reason == "terminated" and traj.reward == 1.0
+    assert [t.reward for t in traj.turns] == [0.0, 0.0, 1.0]
+    assert [t.info["code"] for t in traj.turns] == replies  # every code version is kept
+    # The ids are exactly the conversation the chat template renders (up to the final
+    # newline the model never generates).
+    text = tok.decode(list(traj.token_ids))
+    full = _render(tok, traj.messages, False)
+    assert full == text + "\n"
+    # The mask covers each reply and its end-of-turn token, and nothing else.
+    masked = [i for i, m in enumerate(traj.loss_mask) if m]
+    spans = [i for t in traj.turns for i in range(*t.span)]
+    assert masked == spans
+    for turn, reply in zip(traj.turns, replies):
+        assert tok.decode(list(traj.token_ids[slice(*turn.span)])) == reply + "<|im_end|>"
+    unmasked = tok.decode([t for t, m in zip(traj.token_ids, traj.loss_mask) if not m])
+    assert "NameError" in unmasked and "You fix code." in unmasked and "return x" not in unmasked
+    # Each turn was prompted with exactly the tokens so far: token-in, not re-rendered text.
+    for call, turn in zip(client.calls, traj.turns):
+        assert call == list(traj.token_ids[: turn.span[0]])
+    assert all(lp == -0.5 for lp, m in zip(traj.logprobs, traj.loss_mask) if m)
+    assert all(lp == 0.0 for lp, m in zip(traj.logprobs, traj.loss_mask) if not m)
+
+
+def test_a_reply_cut_by_the_token_limit_still_closes_the_turn(tiny):
+    tok = tiny.tokenizer
+    client = ScriptedClient(tok, ["def f(", "def f():\n    return 1  # fixed"], cut={0})
+    traj = run_episode(FixItEnv(), TASK, client, SamplingParams(max_new_tokens=64))
+    assert tok.decode(list(traj.token_ids)) + "\n" == _render(tok, traj.messages, False)
+    first = traj.turns[0]
+    assert tok.decode(list(traj.token_ids[slice(*first.span)])) == "def f("
+    assert traj.loss_mask[first.span[1]] == 0  # the <|im_end|> the model did not write is not trained on
+
+
+@pytest.mark.parametrize("budget,reason", [(Budget(max_turns=2), "turns"), (Budget(max_new_tokens=12), "tokens")])
+def test_budgets_end_the_episode_as_truncated(tiny, budget, reason):
+    client = ScriptedClient(tiny.tokenizer, ["def f():\n    return x"] * 5)
+    traj = run_episode(FixItEnv(), TASK, client, SamplingParams(max_new_tokens=64), budget)
+    assert traj.truncated and not traj.terminated and traj.stop_reason == reason
+    assert sum(traj.loss_mask) <= budget.max_new_tokens
+
+
+def test_real_client_two_turns(tiny):
+    client = HFClient(tiny.model, tiny.tokenizer)
+    traj = run_episode(FixItEnv(), TASK, client, SamplingParams(temperature=1.0, max_new_tokens=8, seed=0),
+                       Budget(max_turns=2))
+    assert len(traj.turns) == 2 and len(traj.token_ids) == len(traj.loss_mask) == len(traj.logprobs)
+    assert sum(traj.loss_mask) == sum(e - s for s, e in (t.span for t in traj.turns))
