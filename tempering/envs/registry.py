@@ -9,10 +9,12 @@ from tempering.errors import UnknownEnvError
 
 
 def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
+    from tempering.envs.code.envs import RepairEnv, SynthEnv
     from tempering.envs.code.humaneval import HumanEvalEnv
     from tempering.envs.math.arith import make_arith_env
 
-    return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv}
+    return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv, "code/synth-v1": SynthEnv,
+            "code/repair-v1": RepairEnv}
 
 
 def _registry() -> dict[str, Callable[[], SingleTurnEnv]]:

@@ -103,3 +103,19 @@ def test_real_client_two_turns(tiny):
                        Budget(max_turns=2))
     assert len(traj.turns) == 2 and len(traj.token_ids) == len(traj.loss_mask) == len(traj.logprobs)
     assert sum(traj.loss_mask) == sum(e - s for s, e in (t.span for t in traj.turns))
+
+
+def test_repair_episode_end_to_end(tiny, shared_sandbox):
+    from tempering.envs.code.envs import RepairEnv
+
+    env = RepairEnv(max_turns=3)
+    task = env.task("train", 2, family="count_vowels")
+    replies = ["```python\ndef count_vowels(s):\n    return len(s)\n```",
+               "```python\ndef count_vowels(s):\n    return sum(c in 'aeiouAEIOU' for c in s)\n```"]
+    traj = run_episode(env, task, ScriptedClient(tiny.tokenizer, replies), SamplingParams(max_new_tokens=128))
+    assert traj.terminated and traj.reward == 1.0 and len(traj.turns) == 2
+    assert [t.info["code"] for t in traj.turns] == replies  # each code version
+    assert traj.turns[0].info["visible"]["status"] == "failed"  # and its execution record
+    assert "expected" in traj.turns[0].feedback[0].content
+    fb = tiny.tokenizer.decode([t for t, m in zip(traj.token_ids, traj.loss_mask) if not m])
+    assert "Your code failed an example" in fb
