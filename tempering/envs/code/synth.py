@@ -8,7 +8,6 @@ reference solution, our own code, executed in this process."""
 from __future__ import annotations
 
 import random
-import string
 from dataclasses import dataclass
 from typing import Any, Callable
 
