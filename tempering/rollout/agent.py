@@ -54,54 +54,85 @@ def feedback_ids(tokenizer, history: Sequence[Message], reply: str, reply_ids: S
     return list(tokenizer.encode(closing + following[len(with_reply):], add_special_tokens=False))
 
 
+class _Episode:
+    def __init__(self, env, task: Task, tok) -> None:
+        self.env, self.task = env, task
+        self.messages = list(env.reset(task))
+        self.ids = chat_prompt_ids(tok, self.messages)
+        self.prompt_len = len(self.ids)
+        self.mask, self.logprobs = [0] * len(self.ids), [0.0] * len(self.ids)
+        self.turns: list[Turn] = []
+        self.generated = 0
+        self.terminated, self.stop = False, ""
+
+    def room(self, params: SamplingParams, budget: Budget) -> int:
+        room = min(params.max_new_tokens, budget.max_new_tokens - self.generated, budget.max_context - len(self.ids))
+        if room <= 0:
+            self.stop = "tokens" if budget.max_new_tokens - self.generated <= 0 else "context"
+        return room
+
+    def trajectory(self) -> Trajectory:
+        return Trajectory(
+            task_id=self.task.id, messages=tuple(self.messages), token_ids=tuple(self.ids),
+            loss_mask=tuple(self.mask), logprobs=tuple(self.logprobs), turns=tuple(self.turns),
+            reward=sum(t.reward for t in self.turns), terminated=self.terminated, truncated=not self.terminated,
+            stop_reason=self.stop, prompt_len=self.prompt_len,
+        )
+
+
+def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams,
+                 budget: Budget = Budget()) -> list[Trajectory]:
+    """Play one episode per task, all at once: every round, the episodes still running
+    generate together in one batch, then each steps its own env (`make_env()` builds one
+    per episode). Same result per episode as `run_episode`, many times faster."""
+    if params.n != 1:
+        raise TaskError("run_episodes plays one episode per task: use SamplingParams(n=1) and repeat tasks for more")
+    tok = client.tokenizer
+    t0 = time.monotonic()
+    episodes = [_Episode(make_env(), task, tok) for task in tasks]
+    active = list(episodes)
+    round_ = 0
+    while active:
+        rooms = [e.room(params, budget) for e in active]
+        active = [e for e, r in zip(active, rooms) if r > 0]
+        rooms = [r for r in rooms if r > 0]
+        if not active:
+            break
+        # One batch per distinct token allowance (usually all the same).
+        for room in sorted(set(rooms)):
+            group = [e for e, r in zip(active, rooms) if r == room]
+            comps = client.generate_ids([e.ids for e in group], SamplingParams(
+                temperature=params.temperature, top_p=params.top_p, max_new_tokens=room, stop=params.stop,
+                seed=None if params.seed is None else params.seed + round_))
+            for e, comp in zip(group, comps):
+                start = len(e.ids)
+                e.ids += comp.token_ids
+                e.mask += [1] * len(comp.token_ids)
+                e.logprobs += comp.logprobs
+                e.generated += len(comp.token_ids)
+                result = e.env.step(comp.text)
+                e.messages.append(Message("assistant", comp.text))
+                e.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
+                                    info=dict(result.info), span=(start, len(e.ids))))
+                if result.terminated or result.truncated:
+                    e.terminated = result.terminated
+                    e.stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
+                elif len(e.turns) >= budget.max_turns:
+                    e.stop = "turns"
+                elif budget.wall_s is not None and time.monotonic() - t0 > budget.wall_s:
+                    e.stop = "wall_time"
+                else:
+                    extra = feedback_ids(tok, e.messages[:-1], comp.text, comp.token_ids, result.messages)
+                    e.ids += extra
+                    e.mask += [0] * len(extra)
+                    e.logprobs += [0.0] * len(extra)
+                    e.messages += result.messages
+        active = [e for e in active if not e.stop]
+        round_ += 1
+    return [e.trajectory() for e in episodes]
+
+
 def run_episode(env, task: Task, client, params: SamplingParams, budget: Budget = Budget()) -> Trajectory:
     """Play one episode of `env` on `task` with `client` (which needs `generate_ids` and a
     `tokenizer`), within `budget`."""
-    if params.n != 1:
-        raise TaskError("run_episode plays one episode: use SamplingParams(n=1) and call it once per sample")
-    tok = client.tokenizer
-    t0 = time.monotonic()
-    messages = list(env.reset(task))
-    ids = chat_prompt_ids(tok, messages)
-    prompt_len = len(ids)
-    mask, logprobs = [0] * len(ids), [0.0] * len(ids)
-    turns: list[Turn] = []
-    generated = 0
-    terminated, stop = False, ""
-    while True:
-        room = min(params.max_new_tokens, budget.max_new_tokens - generated, budget.max_context - len(ids))
-        if room <= 0:
-            stop = "tokens" if budget.max_new_tokens - generated <= 0 else "context"
-            break
-        comp = client.generate_ids([ids], SamplingParams(
-            temperature=params.temperature, top_p=params.top_p, max_new_tokens=room, stop=params.stop,
-            seed=None if params.seed is None else params.seed + len(turns)))[0]
-        start = len(ids)
-        ids += comp.token_ids
-        mask += [1] * len(comp.token_ids)
-        logprobs += comp.logprobs
-        generated += len(comp.token_ids)
-        result = env.step(comp.text)
-        messages.append(Message("assistant", comp.text))
-        turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
-                          info=dict(result.info), span=(start, len(ids))))
-        if result.terminated or result.truncated:
-            terminated = result.terminated
-            stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
-            break
-        if len(turns) >= budget.max_turns:
-            stop = "turns"
-            break
-        if budget.wall_s is not None and time.monotonic() - t0 > budget.wall_s:
-            stop = "wall_time"
-            break
-        extra = feedback_ids(tok, messages[:-1], comp.text, comp.token_ids, result.messages)
-        ids += extra
-        mask += [0] * len(extra)
-        logprobs += [0.0] * len(extra)
-        messages += result.messages
-    return Trajectory(
-        task_id=task.id, messages=tuple(messages), token_ids=tuple(ids), loss_mask=tuple(mask),
-        logprobs=tuple(logprobs), turns=tuple(turns), reward=sum(t.reward for t in turns),
-        terminated=terminated, truncated=not terminated, stop_reason=stop, prompt_len=prompt_len,
-    )
+    return run_episodes(lambda: env, [task], client, params, budget)[0]

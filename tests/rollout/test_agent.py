@@ -119,3 +119,15 @@ def test_repair_episode_end_to_end(tiny, shared_sandbox):
     assert "expected" in traj.turns[0].feedback[0].content
     fb = tiny.tokenizer.decode([t for t, m in zip(traj.token_ids, traj.loss_mask) if not m])
     assert "Your code failed an example" in fb
+
+
+def test_batched_episodes_match_single_ones(tiny):
+    client = HFClient(tiny.model, tiny.tokenizer)
+    params = SamplingParams(temperature=0.0, max_new_tokens=6)
+    tasks = [TASK, Task(id="t1", domain="test", prompt=(Message("user", "Another one."),), reference=None)]
+    from tempering.rollout import run_episodes
+
+    batched = run_episodes(FixItEnv, tasks, client, params, Budget(max_turns=3))
+    single = [run_episode(FixItEnv(), t, client, params, Budget(max_turns=3)) for t in tasks]
+    assert [b.token_ids for b in batched] == [s.token_ids for s in single]
+    assert [b.loss_mask for b in batched] == [s.loss_mask for s in single]
