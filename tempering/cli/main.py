@@ -49,6 +49,23 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     env = envs.make(args.env)  # fail on a bad env id before loading a model
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
+    if args.samples > 1 or args.k:
+        from tempering.eval.passk import evaluate_pass_at_k
+
+        try:
+            ks = [int(k) for k in (args.k or "1").split(",")]
+        except ValueError:
+            raise ConfigError(f"--k takes comma-separated integers like 1,10, got {args.k!r}") from None
+        if args.samples < max(ks):
+            raise ConfigError(f"--k {max(ks)} needs at least that many --samples (got {args.samples})")
+        loaded = load(args.model)
+        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer), env, args.split, args.n, args.samples,
+                                    ks, args.temperature, args.max_new_tokens, batch_size=max(1, args.batch_size // args.samples))
+        print(result.summary())
+        out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}-pass@k.json")
+        result.write_json(out)
+        print(f"wrote {out}")
+        return 0
     loaded = load(args.model)
     result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
                       max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
@@ -174,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--n", type=int, default=200)
     e.add_argument("--max-new-tokens", type=int, default=64)
     e.add_argument("--batch-size", type=int, default=32)
+    e.add_argument("--samples", type=int, default=1, help="samples per problem for pass@k (default 1: greedy accuracy)")
+    e.add_argument("--k", help="pass@k values to report, e.g. 1,10 (needs --samples >= max k)")
+    e.add_argument("--temperature", type=float, default=0.8, help="sampling temperature for pass@k (default 0.8)")
     e.add_argument("--out", help="JSON file for the full result")
     e.set_defaults(func=_cmd_eval)
 
