@@ -38,7 +38,26 @@ Generator = Callable[[random.Random, str | None], Task]
 Verifier = Callable[[Task, str], Score]
 
 
-class SingleTurnEnv:
+class OneAnswer:
+    """reset/step for envs whose episode is one answer scored by `self.verify`."""
+
+    id: str
+    _task: Task | None = None
+
+    def reset(self, task: Task) -> list[Message]:
+        self._task = task
+        return list(task.prompt)
+
+    def step(self, action: str) -> StepResult:
+        if self._task is None:
+            raise TaskError(f"env {self.id}: call reset(task) before step(action)")
+        score = self.verify(self._task, action)
+        self._task = None
+        return StepResult(messages=(), reward=score.value, terminated=True, truncated=False,
+                          info={"passed": score.passed, **score.details})
+
+
+class SingleTurnEnv(OneAnswer):
     """A procedural task set plus a verifier; the episode ends after one answer."""
 
     def __init__(self, id: str, generate: Generator, verify: Verifier, reference_response: Callable[[Task], str],
@@ -71,14 +90,4 @@ class SingleTurnEnv:
     def tasks(self, split: str, n: int, start: int = 0) -> list[Task]:
         return [self.task(split, i) for i in range(start, start + n)]
 
-    def reset(self, task: Task) -> list[Message]:
-        self._task = task
-        return list(task.prompt)
 
-    def step(self, action: str) -> StepResult:
-        if self._task is None:
-            raise TaskError(f"env {self.id}: call reset(task) before step(action)")
-        score = self.verify(self._task, action)
-        self._task = None
-        return StepResult(messages=(), reward=score.value, terminated=True, truncated=False,
-                          info={"passed": score.passed, **score.details})

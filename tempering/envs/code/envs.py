@@ -67,8 +67,10 @@ def feedback(score: Score, turn: int, max_turns: int) -> str:
         f = d["failures"][0]
         lines.append(f"Your code failed an example ({d.get('checks_passed', 0)} of {d.get('checks_total', 0)} passed):")
         lines.append(f.get("error", "").replace("CandidateError: ", ""))
-        tb = [line for line in d.get("candidate_stderr", "").splitlines() if line.strip()][-3:]
-        if tb and "AssertionError" not in f.get("error", ""):
+        error = f.get("error", "")
+        # where it failed: the traceback's last code lines (its final line, the error, is above)
+        tb = [line for line in d.get("candidate_stderr", "").splitlines() if line.strip()][-3:-1]
+        if tb and "AssertionError" not in error:
             lines.append("\n".join(tb))
     else:
         lines.append(f"Your code did not pass the examples ({d.get('status')}: {d.get('sandbox_detail', '')}).")

@@ -11,7 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...errors import TaskError
-from ...types import Message, Score, StepResult, Task
+from ...types import Message, Score, Task
+from ..base import OneAnswer
 from .extract import extract_code
 from .verify import CodeTask, verify_code
 
@@ -62,7 +63,7 @@ def load_humaneval() -> tuple[CodeTask, ...]:
     )
 
 
-class HumanEvalEnv:
+class HumanEvalEnv(OneAnswer):
     """Single-turn: the model writes the function; hidden tests in the sandbox score it."""
 
     id = ENV_ID
@@ -73,7 +74,6 @@ class HumanEvalEnv:
 
     def __init__(self, sandbox=None) -> None:
         self._sandbox = sandbox
-        self._task: Task | None = None
 
     @property
     def sandbox(self):
@@ -113,15 +113,3 @@ class HumanEvalEnv:
         code: CodeTask = task.reference
         broken = _BREAK.replace("{name}", code.entry_point)
         return f"```python\n{code.reference}{broken}```"
-
-    def reset(self, task: Task) -> list[Message]:
-        self._task = task
-        return list(task.prompt)
-
-    def step(self, action: str) -> StepResult:
-        if self._task is None:
-            raise TaskError(f"env {self.id}: call reset(task) before step(action)")
-        score = self.verify(self._task, action)
-        self._task = None
-        return StepResult(messages=(), reward=score.value, terminated=True, truncated=False,
-                          info={"passed": score.passed, **score.details})
