@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
 from math import comb
 
 import pytest
 
-from tempering.eval.passk import pass_at_k
+from tempering.errors import ConfigError
+from tempering.eval.passk import evaluate_pass_at_k, pass_at_k
+from tempering.types import Completion, Message, Score, Task
 
 
 @pytest.mark.parametrize("n,c,k", [(20, 0, 1), (20, 1, 1), (20, 3, 10), (10, 10, 5), (5, 2, 5), (200, 17, 10)])
@@ -23,3 +26,53 @@ def test_hand_values():
 def test_bad_arguments():
     with pytest.raises(ValueError):
         pass_at_k(5, 6, 1)
+
+
+class _Env:
+    """Problem i passes a sample when the sample's text is even: the count depends on seeds."""
+
+    id = "test/parity-v0"
+
+    def tasks(self, split, n):
+        return [Task(id=f"p{i}", domain="test", prompt=(Message("user", f"problem {i}"),), reference=None)
+                for i in range(n)]
+
+    def verify(self, task, text):
+        return Score(value=float(int(text) % 2 == 0), passed=int(text) % 2 == 0, details={"status": "ok"})
+
+
+class _Client:
+    """Seeded fake sampler; optionally dies on its `die_at`-th call, as a killed run would."""
+
+    def __init__(self, die_at: int | None = None):
+        self.calls, self.die_at = 0, die_at
+
+    def generate(self, prompts, params):
+        self.calls += 1
+        if self.calls == self.die_at:
+            raise KeyboardInterrupt
+        rng = random.Random(params.seed)
+        return [Completion(text=str(rng.randrange(100)), prompt_ids=(), token_ids=(1, 2), logprobs=(0.0, 0.0),
+                           finish_reason="stop") for _ in prompts for _ in range(params.n)]
+
+
+def test_interrupted_evaluation_resumes_to_the_same_result(tmp_path):
+    whole = evaluate_pass_at_k(_Client(), _Env(), "test", 7, 5, [1, 2], 0.8, 8, batch_size=2, seed=3)
+    progress = tmp_path / "progress.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_pass_at_k(_Client(die_at=3), _Env(), "test", 7, 5, [1, 2], 0.8, 8, batch_size=2, seed=3, progress=progress)
+    assert len(progress.read_text().splitlines()) == 1 + 4  # settings + two chunks of two problems
+    resumed_client = _Client()
+    resumed = evaluate_pass_at_k(resumed_client, _Env(), "test", 7, 5, [1, 2], 0.8, 8, batch_size=2, seed=3,
+                                 progress=progress)
+    assert resumed_client.calls == 2  # only the two chunks not yet scored
+    assert resumed.pass_at == whole.pass_at
+    assert [p["correct"] for p in resumed.per_problem] == [p["correct"] for p in whole.per_problem]
+    assert 0 < whole.pass_at[1] < 1
+
+
+def test_progress_file_with_other_settings_is_refused(tmp_path):
+    progress = tmp_path / "progress.jsonl"
+    evaluate_pass_at_k(_Client(), _Env(), "test", 2, 5, [1], 0.8, 8, batch_size=2, progress=progress)
+    with pytest.raises(ConfigError, match="temperature 0.8 there vs 1.0 now"):
+        evaluate_pass_at_k(_Client(), _Env(), "test", 2, 5, [1], 1.0, 8, batch_size=2, progress=progress)
