@@ -1,10 +1,12 @@
 """Advantage estimators and losses: pure functions on tensors, one explicit dict per file."""
 
-from tempering.algorithms.advantages import ADVANTAGES, grpo_advantages, group_has_signal
-from tempering.algorithms.kl import KL_ESTIMATORS, kl_k1, kl_k2, kl_k3
-from tempering.algorithms.losses import POLICY_LOSSES, PolicyLossOutput, masked_mean, ppo_clip_loss
+from tempering.algorithms.advantages import ADVANTAGES, gae, grpo_advantages, group_has_signal
+from tempering.algorithms.kl import KL_ESTIMATORS, AdaptiveKL, kl_k1, kl_k2, kl_k3
+from tempering.algorithms.losses import AGGREGATIONS, Norm, PolicyLossOutput, masked_mean, policy_loss, value_loss
+from tempering.algorithms.preference import bradley_terry_loss, dpo_loss
 
 __all__ = [
-    "ADVANTAGES", "KL_ESTIMATORS", "POLICY_LOSSES", "PolicyLossOutput", "grpo_advantages",
-    "group_has_signal", "kl_k1", "kl_k2", "kl_k3", "masked_mean", "ppo_clip_loss",
+    "ADVANTAGES", "AGGREGATIONS", "KL_ESTIMATORS", "AdaptiveKL", "Norm", "PolicyLossOutput", "bradley_terry_loss",
+    "dpo_loss", "gae", "grpo_advantages", "group_has_signal", "kl_k1", "kl_k2", "kl_k3", "masked_mean",
+    "policy_loss", "value_loss",
 ]

@@ -1,9 +1,21 @@
-"""Advantage estimators: pure functions from rewards to per-sequence advantages.
+"""Advantage estimators: pure functions from rewards (and values) to advantages.
 
-GRPO (Shao et al. 2024, "DeepSeekMath", arXiv:2402.03300) replaces the learned critic with
-the statistics of a group of completions of the same prompt: A_i = (r_i - mean) / (std + eps).
-Dr. GRPO (Liu et al. 2025, arXiv:2503.20783) keeps the centring and drops the std division,
-which otherwise up-weights prompts that are nearly always right or nearly always wrong.
+Outcome estimators take `rewards` of shape (num_groups, group_size), the scores of
+group_size attempts at each of num_groups prompts, and return one advantage per attempt:
+
+    grpo          (r - mean_group) / std_group        Shao et al. 2024, arXiv:2402.03300
+    dr_grpo       r - mean_group                      Liu et al. 2025, arXiv:2503.20783
+    rloo          r - mean of the *other* attempts    Ahmadian et al. 2024, arXiv:2402.14740
+    reinforce_pp  (r - mean_group) / std_batch        Hu 2025, arXiv:2501.03262
+
+Dr. GRPO drops the std division, which up-weights prompts that are nearly always right or
+nearly always wrong. RLOO's leave-one-out baseline makes each attempt's baseline
+independent of its own reward (so the estimate is unbiased); it equals dr_grpo scaled by
+n / (n - 1). REINFORCE++ normalises by the std of the whole batch rather than each group,
+which keeps one easy prompt's tiny spread from blowing up its advantages; subtracting
+the group mean first is the paper's "baseline" variant for group sampling.
+
+PPO's `gae` (Schulman et al. 2016, arXiv:1506.02438) instead uses a learned value per token.
 """
 
 from __future__ import annotations
@@ -26,6 +38,55 @@ def grpo_advantages(rewards: torch.Tensor, scale: bool = True, eps: float = 1e-6
     return centred / (rewards.std(dim=1, keepdim=True) + eps)
 
 
+def rloo_advantages(rewards: torch.Tensor) -> torch.Tensor:
+    """Leave-one-out baseline: A_i = r_i - mean_{j != i} r_j. Needs group_size >= 2.
+
+    >>> rloo_advantages(torch.tensor([[1.0, 0.0, 0.0]]))
+    tensor([[ 1.0000, -0.5000, -0.5000]])
+    """
+    n = rewards.shape[1]
+    if n < 2:
+        raise ValueError("RLOO needs at least 2 attempts per prompt (group_size >= 2)")
+    others = (rewards.sum(dim=1, keepdim=True) - rewards) / (n - 1)  # (G, n)
+    return rewards - others
+
+
+def reinforce_pp_advantages(rewards: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """Group-mean baseline, then normalised by the std over every attempt in the batch.
+
+    >>> reinforce_pp_advantages(torch.tensor([[1.0, 0.0], [3.0, 3.0]]))
+    tensor([[ 1.2247, -1.2247],
+            [ 0.0000,  0.0000]])
+    """
+    centred = rewards - rewards.mean(dim=1, keepdim=True)  # (G, n)
+    return centred / (centred.std() + eps) if centred.numel() > 1 else centred
+
+
+def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: float = 1.0,
+        lam: float = 0.95) -> tuple[torch.Tensor, torch.Tensor]:
+    """Generalised advantage estimation over the tokens where mask is 1.
+
+    rewards, values, mask: (B, T) per-token rewards (the outcome on the last generated
+    token, KL penalties on any), critic values, and 1 on generated tokens. Tokens with
+    mask 0 (padding, or env feedback between turns) are skipped: the next generated token
+    follows directly. Returns (advantages, returns), both (B, T) and 0 where mask is 0.
+
+        delta_t = r_t + gamma * V_next - V_t;   A_t = delta_t + gamma * lam * A_next
+    """
+    advantages = torch.zeros_like(rewards)
+    next_value = torch.zeros_like(rewards[:, 0])  # (B,) 0 after the last token: the episode ends
+    next_adv = torch.zeros_like(rewards[:, 0])
+    for t in reversed(range(rewards.shape[1])):
+        on = mask[:, t] > 0
+        delta = rewards[:, t] + gamma * next_value - values[:, t]
+        adv = delta + gamma * lam * next_adv
+        advantages[:, t] = torch.where(on, adv, torch.zeros_like(adv))
+        next_adv = torch.where(on, adv, next_adv)
+        next_value = torch.where(on, values[:, t], next_value)
+    returns = (advantages + values) * mask
+    return advantages, returns
+
+
 def group_has_signal(rewards: torch.Tensor, tol: float = 1e-8) -> torch.Tensor:
     """(num_groups,) bool: True where the group's rewards are not all equal."""
     return (rewards.max(dim=1).values - rewards.min(dim=1).values) > tol
@@ -34,4 +95,7 @@ def group_has_signal(rewards: torch.Tensor, tol: float = 1e-8) -> torch.Tensor:
 ADVANTAGES = {
     "grpo": lambda rewards: grpo_advantages(rewards, scale=True),
     "dr_grpo": lambda rewards: grpo_advantages(rewards, scale=False),
+    "rloo": rloo_advantages,
+    "reinforce_pp": reinforce_pp_advantages,
 }
+"""Outcome estimators by name: (num_groups, group_size) rewards -> advantages."""

@@ -27,3 +27,28 @@ def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
 
 
 KL_ESTIMATORS = {"k1": kl_k1, "k2": kl_k2, "k3": kl_k3}
+
+
+class AdaptiveKL:
+    """A KL coefficient that tracks a target KL (Ziegler et al. 2019, arXiv:1909.08593):
+
+        beta <- beta * (1 + clip((KL - target) / target, -0.2, 0.2) * steps / horizon)
+
+    so beta grows while the policy drifts past the target and shrinks below it. With
+    target None the coefficient stays fixed.
+    """
+
+    def __init__(self, beta: float, target: float | None = None, horizon: int = 10000):
+        self.beta, self.target, self.horizon = beta, target, horizon
+
+    def update(self, kl: float, steps: int = 1) -> float:
+        if self.target is not None and self.target > 0:
+            error = max(-0.2, min(0.2, (kl - self.target) / self.target))
+            self.beta *= 1.0 + error * steps / self.horizon
+        return self.beta
+
+    def state_dict(self) -> dict:
+        return {"beta": self.beta}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.beta = state["beta"]

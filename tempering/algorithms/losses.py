@@ -1,9 +1,16 @@
-"""Policy losses: pure functions on per-token tensors.
+"""Policy and value losses: pure functions on per-token tensors.
 
-All tensors are (B, T) over completion tokens; `mask` is 1 on tokens the model generated
-and 0 on padding. "Token-level" normalisation (DAPO, arXiv:2503.14476) averages over every
-generated token in the batch, so long completions are not down-weighted per token as they
-are when each sequence is averaged first.
+All tensors are (B, T) over the tokens after the prompt; `mask` is 1 on tokens the model
+generated and 0 on padding (and on env feedback inside a multi-turn episode).
+
+How per-token terms become one number (`Norm`, `aggregate`) is where the GRPO variants
+differ most, and it must not depend on how a batch is split into micro-batches, so the
+batch-wide counts travel with each call:
+
+    token_mean               sum over every generated token / tokens in the batch (DAPO)
+    seq_mean_token_mean      mean over each sequence's tokens, then over sequences (GRPO)
+    seq_mean_token_sum_norm  sum over each sequence / a constant length, mean over
+                             sequences (Dr. GRPO: no bias toward short or long answers)
 """
 
 from __future__ import annotations
@@ -13,6 +20,24 @@ from dataclasses import dataclass
 import torch
 
 from tempering.algorithms.kl import KL_ESTIMATORS
+
+AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "seq_mean_token_sum_norm")
+
+
+@dataclass(frozen=True)
+class Norm:
+    """Batch-wide counts that turn per-token sums into the loss of the whole batch."""
+
+    tokens: float
+    """Generated tokens in the whole batch."""
+    sequences: float
+    """Sequences in the whole batch."""
+    max_len: float = 1.0
+    """Dr. GRPO's constant normaliser (the generation budget in tokens)."""
+
+    @classmethod
+    def of(cls, mask: torch.Tensor, max_len: float = 1.0) -> "Norm":
+        return cls(tokens=float(mask.sum()), sequences=float(mask.shape[0]), max_len=max_len)
 
 
 def masked_mean(x: torch.Tensor, mask: torch.Tensor, denom: float | None = None) -> torch.Tensor:
@@ -24,6 +49,19 @@ def masked_mean(x: torch.Tensor, mask: torch.Tensor, denom: float | None = None)
     return (x * mask).sum() / (mask.sum().clamp(min=1) if denom is None else denom)
 
 
+def aggregate(x: torch.Tensor, mask: torch.Tensor, mode: str = "token_mean", norm: Norm | None = None) -> torch.Tensor:
+    """Reduce per-token x (B, T) to this micro-batch's share of the batch loss (see module doc)."""
+    norm = norm or Norm.of(mask)
+    if mode == "token_mean":
+        return (x * mask).sum() / max(norm.tokens, 1.0)
+    if mode == "seq_mean_token_mean":
+        per_seq = (x * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1)  # (B,)
+        return per_seq.sum() / norm.sequences
+    if mode == "seq_mean_token_sum_norm":
+        return (x * mask).sum() / (norm.max_len * norm.sequences)
+    raise ValueError(f"unknown loss aggregation {mode!r}: use one of {', '.join(AGGREGATIONS)}")
+
+
 @dataclass(frozen=True)
 class PolicyLossOutput:
     loss: torch.Tensor
@@ -33,37 +71,68 @@ class PolicyLossOutput:
     """Mean per-token KL estimate (0 when no reference is given)."""
     clip_frac: torch.Tensor
     """Fraction of tokens whose ratio was clipped."""
+    entropy: torch.Tensor
+    """Mean per-token entropy (0 when none is given)."""
 
 
-def ppo_clip_loss(
+def policy_loss(
     logp: torch.Tensor,          # (B, T) current policy log-probs of the sampled tokens
     old_logp: torch.Tensor,      # (B, T) log-probs when the tokens were sampled
-    advantages: torch.Tensor,    # (B,) or (B, T)
+    advantages: torch.Tensor,    # (B,) one per sequence, or (B, T) one per token
     mask: torch.Tensor,          # (B, T) 1 on generated tokens
-    clip_eps: float = 0.2,
+    clip_low: float = 0.2,
+    clip_high: float | None = None,
+    agg: str = "token_mean",
+    norm: Norm | None = None,
     ref_logp: torch.Tensor | None = None,
     beta: float = 0.0,
     kl_estimator: str = "k3",
-    denom: float | None = None,  # total generated tokens in the full batch, see masked_mean
+    entropy: torch.Tensor | None = None,  # (B, T) per-token entropy, with grad for a bonus
+    entropy_coef: float = 0.0,
 ) -> PolicyLossOutput:
-    """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347), as GRPO uses it,
-    with an optional KL penalty to the reference model added to the loss (not the reward).
+    """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347) as the GRPO family
+    uses it, with DAPO's decoupled clip range (clip-higher: `clip_high` > `clip_low` lets
+    unlikely tokens gain probability, which keeps entropy from collapsing), an optional KL
+    penalty to the reference in the loss, and an optional entropy bonus.
 
-        L = mean_tokens[ -min(r A, clip(r, 1-eps, 1+eps) A) + beta * KL(pi || pi_ref) ]
+        r = pi / pi_old;   L = agg[ -min(r A, clip(r, 1 - low, 1 + high) A) + beta KL ] - c H
     """
+    clip_high = clip_low if clip_high is None else clip_high
     if advantages.dim() == 1:
         advantages = advantages[:, None]  # (B, 1): one advantage per sequence
     ratio = torch.exp(logp - old_logp)  # (B, T)
     unclipped = ratio * advantages
-    clipped = torch.clamp(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantages
-    pg = -torch.minimum(unclipped, clipped)  # (B, T)
-    pg_loss = masked_mean(pg, mask, denom)
-    clip_frac = masked_mean((unclipped != clipped).float(), mask, denom)
-    if ref_logp is not None and beta > 0:
-        kl = masked_mean(KL_ESTIMATORS[kl_estimator](logp, ref_logp), mask, denom)
-    else:
-        kl = torch.zeros((), dtype=logp.dtype)
-    return PolicyLossOutput(loss=pg_loss + beta * kl, pg_loss=pg_loss, kl=kl, clip_frac=clip_frac)
+    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages
+    pg_loss = aggregate(-torch.minimum(unclipped, clipped), mask, agg, norm)
+    clip_frac = aggregate((unclipped != clipped).float(), mask, "token_mean", norm)
+    zero = torch.zeros((), dtype=logp.dtype)
+    kl = aggregate(KL_ESTIMATORS[kl_estimator](logp, ref_logp), mask, agg, norm) \
+        if ref_logp is not None and beta > 0 else zero
+    ent = aggregate(entropy, mask, agg, norm) if entropy is not None else zero
+    loss = pg_loss + beta * kl - entropy_coef * ent
+    return PolicyLossOutput(loss=loss, pg_loss=pg_loss, kl=kl, clip_frac=clip_frac, entropy=ent)
 
 
-POLICY_LOSSES = {"grpo": ppo_clip_loss}
+def value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,
+               clip: float | None = 0.2, norm: Norm | None = None) -> torch.Tensor:
+    """PPO's critic loss: 0.5 (V - R)^2, pessimistically clipped to stay within `clip` of
+    the values the rollout was scored with (as in the PPO reference implementation)."""
+    err = (values - returns) ** 2
+    if clip is not None:
+        clipped = old_values + torch.clamp(values - old_values, -clip, clip)
+        err = torch.maximum(err, (clipped - returns) ** 2)
+    return 0.5 * aggregate(err, mask, "token_mean", norm)
+
+
+def overlong_penalty(lengths: torch.Tensor, max_len: int, buffer: int) -> torch.Tensor:
+    """DAPO's soft length penalty: 0 up to max_len - buffer tokens, then falling linearly
+    to -1 at max_len (and -1 beyond). lengths: (B,) generated tokens per sequence.
+
+    >>> overlong_penalty(torch.tensor([10, 14, 16, 20]), max_len=16, buffer=4)
+    tensor([ 0.0000, -0.5000, -1.0000, -1.0000])
+    """
+    if buffer <= 0:
+        return torch.where(lengths > max_len, -1.0, 0.0)
+    over = (lengths.float() - (max_len - buffer)) / buffer
+    return -over.clamp(min=0.0, max=1.0)
+

@@ -1,6 +1,8 @@
+import pytest
 import torch
 
 from tempering.algorithms import ADVANTAGES, grpo_advantages, group_has_signal
+from tempering.algorithms.advantages import gae, reinforce_pp_advantages, rloo_advantages
 
 
 def test_grpo_advantages_hand_computed():
@@ -31,3 +33,55 @@ def test_groups_are_normalised_independently():
     rewards = torch.tensor([[1.0, 0.0], [10.0, 0.0]])
     adv = grpo_advantages(rewards, eps=0.0)
     assert torch.allclose(adv[0], adv[1])  # scale-free within each group
+
+
+def test_rloo_hand_computed():
+    # rewards [1, 0, 0, 1]: baseline of attempt 0 is mean(0, 0, 1) = 1/3 -> 2/3; of attempt 1 is 2/3 -> -2/3
+    adv = ADVANTAGES["rloo"](torch.tensor([[1.0, 0.0, 0.0, 1.0]]))
+    assert torch.allclose(adv, torch.tensor([[2 / 3, -2 / 3, -2 / 3, 2 / 3]]))
+
+
+def test_rloo_is_dr_grpo_scaled_by_n_over_n_minus_1():
+    rewards = torch.rand(5, 6)
+    assert torch.allclose(rloo_advantages(rewards), grpo_advantages(rewards, scale=False) * 6 / 5, atol=1e-6)
+    with pytest.raises(ValueError, match="at least 2"):
+        rloo_advantages(torch.ones(3, 1))
+
+
+def test_reinforce_pp_normalises_by_the_batch_not_the_group():
+    # centred [[0.5, -0.5], [1, -1]]; batch std (unbiased, 4 values) = sqrt((0.25*2 + 1*2) / 3) = 0.91287
+    adv = reinforce_pp_advantages(torch.tensor([[1.0, 0.0], [2.0, 0.0]]), eps=0.0)
+    s = (2.5 / 3) ** 0.5
+    assert torch.allclose(adv, torch.tensor([[0.5 / s, -0.5 / s], [1 / s, -1 / s]]))
+    # GRPO would give both groups the same +-0.7071: the group with the bigger gap would not count more
+    assert not torch.allclose(adv[0], adv[1])
+
+
+def test_gae_hand_computed():
+    # One sequence of 3 tokens, outcome reward 1 on the last, values [0.5, 0.6, 0.8], gamma 1, lam 0.5:
+    #   delta_2 = 1 + 0 - 0.8 = 0.2;       A_2 = 0.2
+    #   delta_1 = 0 + 0.8 - 0.6 = 0.2;     A_1 = 0.2 + 0.5 * 0.2 = 0.3
+    #   delta_0 = 0 + 0.6 - 0.5 = 0.1;     A_0 = 0.1 + 0.5 * 0.3 = 0.25
+    rewards = torch.tensor([[0.0, 0.0, 1.0]])
+    values = torch.tensor([[0.5, 0.6, 0.8]])
+    adv, ret = gae(rewards, values, torch.ones(1, 3), gamma=1.0, lam=0.5)
+    assert torch.allclose(adv, torch.tensor([[0.25, 0.3, 0.2]]))
+    assert torch.allclose(ret, torch.tensor([[0.75, 0.9, 1.0]]))
+
+
+def test_gae_skips_masked_tokens_and_padding():
+    # The same episode with a feedback token (mask 0) in the middle and padding at the end:
+    # the generated tokens get exactly the advantages of the contiguous case.
+    rewards = torch.tensor([[0.0, 0.0, 0.0, 1.0, 0.0]])
+    values = torch.tensor([[0.5, 9.0, 0.6, 0.8, 9.0]])
+    mask = torch.tensor([[1.0, 0.0, 1.0, 1.0, 0.0]])
+    adv, _ = gae(rewards, values, mask, gamma=1.0, lam=0.5)
+    assert torch.allclose(adv, torch.tensor([[0.25, 0.0, 0.3, 0.2, 0.0]]))
+
+
+def test_gae_with_lambda_one_is_return_minus_value():
+    rewards = torch.tensor([[0.1, -0.2, 1.0]])
+    values = torch.tensor([[0.3, 0.1, 0.4]])
+    adv, ret = gae(rewards, values, torch.ones(1, 3), gamma=1.0, lam=1.0)
+    assert torch.allclose(ret, torch.tensor([[0.9, 0.8, 1.0]]))  # rewards-to-go
+    assert torch.allclose(adv, ret - values)
