@@ -7,6 +7,7 @@ list of valid keys in error messages are all derived from them.
 from __future__ import annotations
 
 import dataclasses
+import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,45 +43,147 @@ class RolloutConfig:
     temperature: float = 0.7
     """Sampling temperature. Small models sample far below their greedy accuracy at 1.0."""
     top_p: float = 1.0
+    """Nucleus sampling: keep the smallest set of tokens whose probability reaches top_p."""
     max_new_tokens: int = 64
+    """Token budget per model turn."""
     min_informative_groups: int = 4
     """Dynamic sampling: keep generating until this many groups have reward variance."""
     max_rounds_per_step: int = 3
     """Cap on generation rounds spent filling one update's informative groups."""
+    max_turns: int = 1
+    """Turns per episode; above 1, each attempt is a multi-turn episode (e.g. code/repair-v1)."""
+
+
+RL_ALGORITHMS = ("grpo", "dr_grpo", "dapo", "rloo", "reinforce_pp", "ppo")
+OFFLINE_ALGORITHMS = ("sft", "dpo", "reward_model")
 
 
 @dataclass(frozen=True)
 class AlgorithmConfig:
     name: str = "grpo"
-    """Advantage estimator and loss family; the skeleton implements grpo."""
+    """grpo, dr_grpo, dapo, rloo, reinforce_pp or ppo (RL on an env); sft, dpo or reward_model (on data)."""
     clip_eps: float = 0.2
-    """PPO ratio clip."""
+    """PPO ratio clip below 1 (and above 1 unless clip_eps_high is set)."""
+    clip_eps_high: float | None = None
+    """Upper ratio clip (DAPO's clip-higher); default: 0.28 for dapo, else clip_eps."""
+    loss_agg: str | None = None
+    """token_mean, seq_mean_token_mean or seq_mean_token_sum_norm; default: grpo seq_mean_token_mean, dr_grpo seq_mean_token_sum_norm, else token_mean."""
     beta: float = 0.0
     """KL coefficient to the frozen reference model; 0 disables the reference."""
     kl_estimator: str = "k3"
     """k1, k2 or k3 (Schulman's estimators)."""
-    scale_rewards: bool = True
-    """Divide group-centred rewards by the group std (GRPO); False gives Dr. GRPO's centring."""
+    kl_in: str | None = None
+    """Where the KL penalty goes: loss or reward; default: reward for ppo, else loss."""
+    kl_target: float | None = None
+    """Adaptive KL: move beta toward this mean per-token KL each step; unset keeps beta fixed."""
+    kl_horizon: int = 10000
+    """Adaptive KL: steps over which beta may change by a factor of e^0.2 at most."""
+    entropy_coef: float = 0.0
+    """Entropy bonus: subtract this times the mean token entropy from the loss."""
     epochs: int = 1
-    """Passes over each batch of rollouts."""
-    drop_zero_variance: bool = True
-    """Drop groups whose rewards are all equal: they carry no gradient."""
+    """Optimiser passes over each batch of rollouts."""
+    drop_zero_variance: bool | None = None
+    """Dynamic sampling: drop groups whose rewards are all equal and refill; default: true for dapo."""
+    overlong_filter: bool | None = None
+    """Leave responses cut at max_new_tokens out of the loss; default: true for dapo."""
+    overlong_buffer: int | None = None
+    """Soft length penalty over the last N tokens before max_new_tokens; default: max_new_tokens // 4 for dapo, else 0 (off)."""
+    overlong_penalty: float = 1.0
+    """Reward subtracted at the length limit (linear over the buffer)."""
+
+
+@dataclass(frozen=True)
+class CriticConfig:
+    """PPO only: the value model (the policy's weights with a fresh scalar head) and GAE."""
+
+    lr: float = 1.0e-5
+    """Critic learning rate."""
+    gamma: float = 1.0
+    """Discount per token."""
+    lam: float = 0.95
+    """GAE lambda: 1 is the Monte Carlo return, 0 one-step TD."""
+    value_clip: float = 0.2
+    """Clip new values to within this of the rollout's values in the value loss."""
+
+
+@dataclass(frozen=True)
+class PreferenceConfig:
+    """dpo only."""
+
+    beta: float = 0.1
+    """Strength of the pull toward the reference (DPO's beta; IPO's margin is 1 / (2 beta))."""
+    loss: str = "dpo"
+    """dpo (sigmoid) or ipo."""
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """How RL turns an attempt into a reward: the env's verifier, a reward model, or both."""
+
+    verifier_weight: float = 1.0
+    """Weight of the env's verifier score."""
+    model: str = ""
+    """Reward-model directory (trained with algorithm.name reward_model); empty for none."""
+    model_weight: float = 0.0
+    """Weight of the reward model's score (needs reward.model)."""
+    update_every: int = 0
+    """Retrain the reward model every N steps on pairs from fresh groups (a passing and a failing attempt); 0 never."""
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """sft, dpo and reward_model: the training data."""
+
+    path: str = ""
+    """JSONL or Parquet: rows of chat `messages` (sft) or `prompt`, `chosen`, `rejected` (dpo, reward_model)."""
+    max_len: int = 512
+    """Tokens per example; longer ones are cut (sft) or dropped (pairs)."""
+    batch_size: int = 8
+    """Examples (or pairs) per micro-batch."""
+    packing: bool = False
+    """sft: pack several examples into each row up to max_len (no padding waste)."""
+    shuffle: bool = True
+    """Shuffle each epoch (seeded by seed and epoch)."""
+
+
+@dataclass(frozen=True)
+class LoraConfig:
+    """LoRA adapters via PEFT, for any trainer; rank 0 trains all weights."""
+
+    rank: int = 0
+    """Adapter rank; 0 disables LoRA."""
+    alpha: float = 16.0
+    """Scale numerator: updates are scaled by alpha / rank."""
+    dropout: float = 0.0
+    """Dropout on the adapter input."""
+    targets: tuple[str, ...] = ("q_proj", "k_proj", "v_proj", "o_proj")
+    """Module names that get adapters."""
 
 
 @dataclass(frozen=True)
 class OptimConfig:
     lr: float = 2e-5
+    """Peak learning rate (AdamW)."""
     betas: tuple[float, float] = (0.9, 0.99)
+    """AdamW moment decay rates."""
     weight_decay: float = 0.0
+    """AdamW decoupled weight decay."""
     warmup_steps: int = 2
-    """Linear warm-up updates before the constant learning rate."""
+    """Linear warm-up updates before the schedule."""
+    schedule: str = "constant"
+    """constant or cosine (decays to min_lr_ratio * lr at train.steps)."""
+    min_lr_ratio: float = 0.0
+    """Cosine floor as a fraction of lr."""
     grad_clip: float = 1.0
+    """Max global gradient norm."""
+    grad_accum: int = 1
+    """Micro-batches per optimiser step (sft, dpo, reward_model)."""
 
 
 @dataclass(frozen=True)
 class TrainConfig:
     steps: int = 2
-    """Policy updates to run (the --steps flag overrides it)."""
+    """Optimiser steps to run (the --steps flag overrides it)."""
     max_minutes: float = 0.0
     """Stop after this many minutes of training; 0 means no time limit."""
     save_every: int = 1
@@ -89,6 +192,8 @@ class TrainConfig:
     """Most recent checkpoints kept on disk."""
     curriculum: bool = True
     """Sample task families in proportion to how often they give informative groups."""
+    gradient_checkpointing: bool = False
+    """Recompute activations in the backward pass: less memory, about a third more time."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +201,9 @@ class EvalConfig:
     n: int = 200
     """Held-out tasks per evaluation."""
     max_new_tokens: int = 64
+    """Token budget per evaluated answer."""
     batch_size: int = 32
+    """Prompts generated together."""
 
 
 @dataclass(frozen=True)
@@ -104,13 +211,61 @@ class Config:
     name: str = "run"
     """Run name; the run directory defaults to runs/<name>."""
     seed: int = 0
+    """Every random choice (sampling, data order, task draws) derives from this and the step."""
     model: ModelConfig = field(default_factory=ModelConfig)
     env: EnvConfig = field(default_factory=EnvConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
     algorithm: AlgorithmConfig = field(default_factory=AlgorithmConfig)
+    critic: CriticConfig = field(default_factory=CriticConfig)
+    preference: PreferenceConfig = field(default_factory=PreferenceConfig)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    lora: LoraConfig = field(default_factory=LoraConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+
+
+ALGORITHM_DEFAULTS: dict[str, dict[str, Any]] = {
+    "grpo": {"loss_agg": "seq_mean_token_mean"},
+    "dr_grpo": {"loss_agg": "seq_mean_token_sum_norm"},
+    "dapo": {"clip_eps_high": 0.28, "drop_zero_variance": True, "overlong_filter": True, "overlong_buffer": "quarter"},
+    "ppo": {"kl_in": "reward"},
+}
+"""What `None` means for an algorithm setting, per algorithm; anything absent falls back
+to FALLBACK_DEFAULTS. The resolved values are what a run records in its config.yaml."""
+
+FALLBACK_DEFAULTS: dict[str, Any] = {
+    "clip_eps_high": None, "loss_agg": "token_mean", "kl_in": "loss", "drop_zero_variance": False,
+    "overlong_filter": False, "overlong_buffer": 0,
+}
+
+
+def resolve(config: Config) -> Config:
+    """Fill the algorithm settings left unset with the algorithm's own defaults."""
+    a = config.algorithm
+    preset = {**FALLBACK_DEFAULTS, **ALGORITHM_DEFAULTS.get(a.name, {})}
+    changes = {k: v for k, v in preset.items() if getattr(a, k) is None}
+    if changes.get("clip_eps_high", 0) is None:
+        changes["clip_eps_high"] = a.clip_eps
+    if changes.get("overlong_buffer") == "quarter":
+        changes["overlong_buffer"] = config.rollout.max_new_tokens // 4
+    return dataclasses.replace(config, algorithm=dataclasses.replace(a, **changes)) if changes else config
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The one-line docstring under each field of a config dataclass."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = tree.body[0].body
+    docs = {}
+    for node, nxt in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = str(nxt.value.value).strip()
+    return docs
 
 
 def valid_keys(cls: type = Config, prefix: str = "") -> list[str]:
@@ -127,6 +282,15 @@ def valid_keys(cls: type = Config, prefix: str = "") -> list[str]:
 
 def _coerce(value: Any, hint: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):  # X | None: unset means "the algorithm's default"
+        if value is None:
+            return None
+        (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
+        origin = typing.get_origin(hint)
+    if origin is tuple and len(typing.get_args(hint)) == 2 and typing.get_args(hint)[1] is Ellipsis:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"config key {key!r} takes a list, got {value!r}")
+        return tuple(_coerce(v, typing.get_args(hint)[0], key) for v in value)
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"config key {key!r} takes a list, got {value!r}")
@@ -204,7 +368,7 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
             data = yaml.safe_load(path.read_text()) or {}
         except yaml.YAMLError as e:
             raise ConfigError(f"config file {str(path)!r} is not valid YAML: {e}") from None
-    return _build(Config, _merge(data, parse_set(overrides or [])), "")
+    return resolve(_build(Config, _merge(data, parse_set(overrides or [])), ""))
 
 
 def to_dict(config: Any) -> dict:

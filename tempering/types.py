@@ -140,6 +140,8 @@ class Turn:
     execution log) live here."""
     span: tuple[int, int] = (0, 0)
     """[start, end) of this turn's generated tokens in Trajectory.token_ids."""
+    env_s: float = 0.0
+    """Seconds the env took to answer (sandbox runs and verification)."""
 
 
 @dataclass(frozen=True)

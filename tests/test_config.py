@@ -45,3 +45,65 @@ def test_shipped_configs_load():
     for name in ("configs/tiny-cpu.yaml", "configs/smollm2-arith-grpo.yaml"):
         load_config(name)
     assert "algorithm.beta" in valid_keys()
+
+
+def test_every_setting_has_a_one_line_docstring():
+    import dataclasses
+    import typing
+
+    from tempering.config import field_docs
+
+    hints = typing.get_type_hints(Config)
+    sections = [hints[f.name] for f in dataclasses.fields(Config) if dataclasses.is_dataclass(hints[f.name])]
+    assert len(sections) >= 10
+    for cls in [Config, *sections]:
+        docs = field_docs(cls)
+        for f in dataclasses.fields(cls):
+            if cls is Config and dataclasses.is_dataclass(hints[f.name]):
+                continue
+            assert docs.get(f.name), f"{cls.__name__}.{f.name} has no docstring"
+            assert "\n" not in docs[f.name], f"{cls.__name__}.{f.name}: keep it to one line"
+
+
+def test_algorithm_defaults_resolve_per_algorithm():
+    dapo = load_config(None, ["algorithm.name=dapo", "rollout.max_new_tokens=100"]).algorithm
+    assert (dapo.clip_eps_high, dapo.loss_agg, dapo.drop_zero_variance, dapo.overlong_filter, dapo.overlong_buffer) == \
+        (0.28, "token_mean", True, True, 25)
+    grpo = load_config(None, ["algorithm.name=grpo"]).algorithm
+    assert (grpo.clip_eps_high, grpo.loss_agg, grpo.drop_zero_variance, grpo.overlong_buffer) == \
+        (0.2, "seq_mean_token_mean", False, 0)
+    assert load_config(None, ["algorithm.name=dr_grpo"]).algorithm.loss_agg == "seq_mean_token_sum_norm"
+    assert load_config(None, ["algorithm.name=ppo"]).algorithm.kl_in == "reward"
+    # an explicit setting wins over the algorithm's default
+    assert load_config(None, ["algorithm.name=dapo", "algorithm.clip_eps_high=0.3"]).algorithm.clip_eps_high == 0.3
+
+
+@pytest.mark.parametrize("sets,match", [
+    (["algorithm.name=grpo2"], "unknown algorithm.name 'grpo2'"),
+    (["algorithm.name=grpo", "critic.lam=0.9"], "critic.lam is set, but only ppo has a critic"),
+    (["algorithm.name=grpo", "preference.beta=0.2"], "preference.beta is set, but only dpo"),
+    (["algorithm.name=grpo", "data.path=x.jsonl"], "data.path is set, but RL draws its tasks from env.id"),
+    (["algorithm.name=sft"], "algorithm sft trains on a data file: set data.path"),
+    (["algorithm.name=dpo", "data.path=x.jsonl", "algorithm.beta=0.1"], "set preference.beta for dpo"),
+    (["algorithm.name=sft", "data.path=x.jsonl", "reward.model_weight=1"], "rewards apply to RL only"),
+    (["algorithm.kl_target=0.1"], "set algorithm.beta > 0"),
+    (["algorithm.name=rloo", "rollout.group_size=1"], "rollout.group_size >= 2"),
+    (["algorithm.loss_agg=mean"], "unknown algorithm.loss_agg 'mean'"),
+    (["reward.model_weight=0.5"], "needs reward.model"),
+    (["optim.schedule=linear"], "unknown optim.schedule"),
+    (["optim.grad_accum=0"], "optim.grad_accum must be at least 1"),
+])
+def test_conflicting_or_unknown_settings_are_one_clear_error(sets, match):
+    from tempering.trainer.validate import validate
+
+    with pytest.raises(ConfigError, match=match):
+        validate(load_config(None, sets))
+
+
+def test_cli_rejects_a_conflicting_setting_with_exit_code_2(tmp_path, capsys):
+    from tempering.cli.main import main
+
+    code = main(["train", "configs/tiny-cpu.yaml", "--run-dir", str(tmp_path / "r"), "--set", "critic.gamma=0.9"])
+    assert code == 2
+    assert "critic.gamma is set, but only ppo has a critic" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()  # nothing was created

@@ -59,8 +59,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         if args.samples < max(ks):
             raise ConfigError(f"--k {max(ks)} needs at least that many --samples (got {args.samples})")
         loaded = load(args.model)
-        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer), env, args.split, args.n, args.samples,
-                                    ks, args.temperature, args.max_new_tokens, batch_size=max(1, args.batch_size // args.samples))
+        per_chunk = max(1, args.batch_size // args.samples)
+        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer, max_batch=per_chunk * args.samples), env,
+                                    args.split, args.n, args.samples, ks, args.temperature, args.max_new_tokens,
+                                    batch_size=per_chunk, seed=args.seed,
+                                    progress=Path(args.progress) if args.progress else None)
         print(result.summary())
         out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}-pass@k.json")
         result.write_json(out)
@@ -73,6 +76,33 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}.json")
     result.write_json(out)
     print(f"wrote {out}")
+    return 0
+
+
+def _cmd_data(args: argparse.Namespace) -> int:
+    from tempering import envs
+    from tempering.trainer.make_data import preference_rows, sft_rows, write_jsonl
+
+    env = envs.make(args.env)
+    if args.n < 1:
+        raise ConfigError(f"--n must be at least 1, got {args.n}")
+    out = Path(args.out)
+    if args.kind == "sft":
+        rows = sft_rows(env, args.split, args.n)
+        write_jsonl(rows, out)
+        print(f"wrote {len(rows)} sft examples to {out}")
+        return 0
+    from tempering.models import load
+    from tempering.rollout import HFClient
+    from tempering.types import SamplingParams
+
+    loaded = load(args.model)
+    rows, counts = preference_rows(env, HFClient(loaded.model, loaded.tokenizer), args.split, args.n, args.samples,
+                                   SamplingParams(temperature=args.temperature, max_new_tokens=args.max_new_tokens,
+                                                  seed=args.seed), args.pairs_per_task)
+    write_jsonl(rows, out)
+    print(f"wrote {counts['pairs']} pairs to {out} ({counts['tasks_with_pairs']}/{counts['tasks']} tasks had a passing "
+          f"and a failing sample; sample pass rate {counts['pass_rate']:.3f})")
     return 0
 
 
@@ -176,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
     sub = p.add_subparsers(dest="cmd", required=True)
 
-    t = sub.add_parser("train", help="run GRPO from a config, or continue a run")
+    t = sub.add_parser("train", help="train from a config (RL, sft, dpo or reward_model), or continue a run")
     t.add_argument("config", nargs="?", help="YAML config, e.g. configs/tiny-cpu.yaml")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable)")
     t.add_argument("--steps", type=int, help="total policy updates (overrides train.steps)")
@@ -194,8 +224,26 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--samples", type=int, default=1, help="samples per problem for pass@k (default 1: greedy accuracy)")
     e.add_argument("--k", help="pass@k values to report, e.g. 1,10 (needs --samples >= max k)")
     e.add_argument("--temperature", type=float, default=0.8, help="sampling temperature for pass@k (default 0.8)")
+    e.add_argument("--seed", type=int, default=0, help="sampling seed for pass@k")
+    e.add_argument("--progress", help="pass@k: JSONL file of scored problems; an interrupted run given the same "
+                                      "file continues where it stopped")
     e.add_argument("--out", help="JSON file for the full result")
     e.set_defaults(func=_cmd_eval)
+
+    dt = sub.add_parser("data", help="write sft examples or preference pairs from an env, for sft/dpo/reward_model")
+    dt.add_argument("kind", choices=["sft", "pairs"], help="sft: prompts with reference replies; pairs: sampled "
+                                                            "replies, a passing one preferred over a failing one")
+    dt.add_argument("--env", required=True, help="env id from `temper envs list`")
+    dt.add_argument("--out", required=True, help="JSONL file to write")
+    dt.add_argument("--split", default="train", choices=["train", "test"])
+    dt.add_argument("--n", type=int, default=200, help="tasks to draw")
+    dt.add_argument("--model", default="smollm2-135m-instruct", help="pairs: the model to sample")
+    dt.add_argument("--samples", type=int, default=8, help="pairs: samples per task")
+    dt.add_argument("--pairs-per-task", type=int, default=1, help="pairs: most pairs kept per task")
+    dt.add_argument("--temperature", type=float, default=0.7)
+    dt.add_argument("--max-new-tokens", type=int, default=64)
+    dt.add_argument("--seed", type=int, default=0)
+    dt.set_defaults(func=_cmd_data)
 
     v = sub.add_parser("envs", help="list or check environments")
     vs = v.add_subparsers(dest="envs_cmd", required=True)

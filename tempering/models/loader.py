@@ -44,16 +44,27 @@ def resolve_path(name: str) -> Path:
     )
 
 
-def load(name: str, dtype: str = "float32", device: str = "cpu") -> LoadedModel:
-    """Load a preset or HF directory as (model, tokenizer), in eval mode on `device`."""
+def load(name: str, dtype: str = "float32", device: str = "cpu", kind: str = "causal") -> LoadedModel:
+    """Load a preset or HF directory as (model, tokenizer), in eval mode on `device`.
+
+    kind "causal" is the language model; "reward" is the same weights with a scalar head
+    (AutoModelForSequenceClassification, one label) scoring the last real token: a reward
+    model, newly headed when `name` is a plain language model.
+    """
     path = resolve_path(name)
     hf_logging.disable_progress_bar()  # loading takes under a second; its bar is noise
     torch_dtype = getattr(torch, dtype, None)
     if not isinstance(torch_dtype, torch.dtype):
         raise ModelNotFoundError(f"unknown dtype {dtype!r}: use float32, bfloat16 or float16")
     tokenizer = AutoTokenizer.from_pretrained(path)
-    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)
-    model.eval()
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if kind == "reward":
+        from transformers import AutoModelForSequenceClassification
+
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=torch_dtype,
+                                                                   pad_token_id=tokenizer.pad_token_id).to(device)
+    else:
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)
+    model.eval()
     return LoadedModel(model=model, tokenizer=tokenizer, name=name, path=path)

@@ -19,7 +19,7 @@ from transformers import DynamicCache, PreTrainedModel
 class GroupLogprobs:
     logp: torch.Tensor     # (G, C) log-prob of each completion token
     mask: torch.Tensor     # (G, C) 1 on real completion tokens, 0 on right padding
-    entropy: torch.Tensor  # (G, C) entropy of the next-token distribution (detached)
+    entropy: torch.Tensor  # (G, C) entropy of the next-token distribution (detached unless asked)
 
 
 def _pad(completions: Sequence[Sequence[int]], pad_id: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -32,18 +32,19 @@ def _pad(completions: Sequence[Sequence[int]], pad_id: int, device: torch.device
     return ids, mask
 
 
-def _gather(logits: torch.Tensor, ids: torch.Tensor, temperature: float) -> tuple[torch.Tensor, torch.Tensor]:
+def _gather(logits: torch.Tensor, ids: torch.Tensor, temperature: float,
+            entropy_grad: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     logits = logits.float()
     if temperature > 0:
         logits = logits / temperature
     logp_all = torch.log_softmax(logits, dim=-1)  # (G, C, V)
-    with torch.no_grad():
+    with torch.set_grad_enabled(entropy_grad and torch.is_grad_enabled()):  # a bonus needs its gradient
         entropy = -(logp_all.exp() * logp_all).sum(-1)
     return logp_all.gather(-1, ids[..., None])[..., 0], entropy
 
 
 def group_logprobs(model: PreTrainedModel, prompt_ids: Sequence[int], completions: Sequence[Sequence[int]],
-                   temperature: float = 1.0, pad_id: int = 0) -> GroupLogprobs:
+                   temperature: float = 1.0, pad_id: int = 0, entropy_grad: bool = False) -> GroupLogprobs:
     """Log-probs of G completions of one prompt, computing the prompt once."""
     device = model.device
     ids, mask = _pad(completions, pad_id, device)  # (G, C)
@@ -56,7 +57,7 @@ def group_logprobs(model: PreTrainedModel, prompt_ids: Sequence[int], completion
     attn = torch.ones((g, prompt.shape[1] + ids.shape[1]), dtype=torch.long, device=device)
     rest = model(input_ids=ids[:, :-1], attention_mask=attn[:, :-1], cache=cache, use_cache=True).logits if ids.shape[1] > 1 else None
     logits = first.expand(g, 1, -1) if rest is None else torch.cat([first.expand(g, 1, -1), rest], dim=1)  # (G, C, V)
-    logp, entropy = _gather(logits, ids, temperature)
+    logp, entropy = _gather(logits, ids, temperature, entropy_grad)
     return GroupLogprobs(logp=logp, mask=mask, entropy=entropy)
 
 

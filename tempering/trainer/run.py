@@ -11,6 +11,7 @@ curriculum are checkpointed, so a resumed run continues exactly where the saved 
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from pathlib import Path
@@ -20,38 +21,34 @@ import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering import envs
-from tempering.algorithms import KL_ESTIMATORS, POLICY_LOSSES
-from tempering.config import Config, load_config, to_dict
+from tempering.config import RL_ALGORITHMS, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
-from tempering.trainer.rl import GRPOStep
+from tempering.trainer.validate import validate
 
 
 def _optimizer(cfg: Config, model: torch.nn.Module):
+    """AdamW over the trainable weights, with linear warm-up then a constant or cosine rate."""
     o = cfg.optim
-    opt = torch.optim.AdamW(model.parameters(), lr=o.lr, betas=o.betas, weight_decay=o.weight_decay)
-    warm = max(o.warmup_steps, 0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / (warm + 1)) if warm else 1.0)
-    return opt, sched
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=o.lr, betas=o.betas,
+                            weight_decay=o.weight_decay)
+    warm, total = max(o.warmup_steps, 0), max(cfg.train.steps, 1)
+
+    def factor(s: int) -> float:  # s: optimiser steps taken so far
+        if s < warm:
+            return (s + 1) / (warm + 1)
+        if o.schedule == "cosine":
+            progress = min(1.0, (s - warm) / max(1, total - warm))
+            return o.min_lr_ratio + (1 - o.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+        return 1.0
+
+    return opt, torch.optim.lr_scheduler.LambdaLR(opt, factor)
 
 
 def _seed_everything(seed: int) -> None:
     random.seed(seed)
     torch.manual_seed(seed)
-
-
-def validate(cfg: Config) -> None:
-    """Reject choices the config's types cannot: names that must select an implementation."""
-    a = cfg.algorithm
-    if a.name not in POLICY_LOSSES:
-        raise ConfigError(f"unknown algorithm.name {a.name!r}: choose one of {', '.join(POLICY_LOSSES)}")
-    if a.kl_estimator not in KL_ESTIMATORS:
-        raise ConfigError(f"unknown algorithm.kl_estimator {a.kl_estimator!r}: choose one of {', '.join(KL_ESTIMATORS)}")
-    r = cfg.rollout
-    if min(r.prompts_per_step, r.group_size, r.max_new_tokens, r.max_rounds_per_step, a.epochs) < 1:
-        raise ConfigError("rollout.prompts_per_step, group_size, max_new_tokens, max_rounds_per_step and "
-                          "algorithm.epochs must each be at least 1")
 
 
 def prepare_run(cfg: Config, run_dir: Path) -> None:
@@ -60,7 +57,12 @@ def prepare_run(cfg: Config, run_dir: Path) -> None:
 
     validate(cfg)
     resolve_path(cfg.model.name)
-    envs.make(cfg.env.id)
+    if cfg.algorithm.name in RL_ALGORITHMS:
+        envs.make(cfg.env.id)
+        if cfg.reward.model:
+            resolve_path(cfg.reward.model)
+    elif not Path(cfg.data.path).is_file():
+        raise ConfigError(f"data.path {cfg.data.path!r} is not a file: point it at a JSONL or Parquet file")
     if (run_dir / "metrics.jsonl").exists() or latest_checkpoint(run_dir):
         raise RunDirError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
                           f"`temper train --resume {run_dir}` or pass a new --run-dir")
@@ -82,26 +84,85 @@ def _truncate_metrics(path: Path, last_step: int) -> None:
     path.write_text("".join(ln + "\n" for ln in lines))
 
 
+def _load_model(cfg: Config, ckpt: Path | None, policy=None):
+    """The model to train: fresh from cfg.model.name (or `policy`), or from a checkpoint.
+    With LoRA, the base weights come from cfg.model.name and the adapter from the checkpoint."""
+    from tempering.models.loader import LoadedModel
+
+    kind = "reward" if cfg.algorithm.name == "reward_model" else "causal"
+    if cfg.lora.rank > 0:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        base = load(cfg.model.name, cfg.model.dtype, kind=kind)
+        if ckpt is not None:
+            model = PeftModel.from_pretrained(base.model, ckpt, is_trainable=True)
+        else:
+            lc = cfg.lora
+            model = get_peft_model(base.model, LoraConfig(r=lc.rank, lora_alpha=lc.alpha, lora_dropout=lc.dropout,
+                                                          target_modules=list(lc.targets),
+                                                          modules_to_save=["score"] if kind == "reward" else None))
+        loaded = LoadedModel(model=model, tokenizer=base.tokenizer, name=base.name, path=base.path)
+    elif ckpt is not None:
+        loaded = load(str(ckpt), cfg.model.dtype, kind=kind)
+    else:
+        loaded = policy or load(cfg.model.name, cfg.model.dtype, kind=kind)
+    if cfg.train.gradient_checkpointing:
+        loaded.model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+        loaded.model.config.use_cache = True  # generation still uses the KV cache
+    return loaded
+
+
+def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
+    """The step runner for cfg.algorithm.name."""
+    name = cfg.algorithm.name
+    if name in RL_ALGORITHMS:
+        from tempering.trainer.rl import RLStep
+
+        reference = None
+        if cfg.algorithm.beta > 0:
+            reference = load(cfg.model.name, cfg.model.dtype).model
+            reference.requires_grad_(False)
+        critic = None
+        if name == "ppo":
+            from tempering.models import resolve_path
+            from tempering.trainer.critic import Critic
+
+            dtype = getattr(torch, cfg.model.dtype)
+            critic = Critic.load(ckpt / "critic", cfg, dtype) if ckpt else Critic(resolve_path(cfg.model.name), cfg, dtype)
+        scorer = None
+        if cfg.reward.model:
+            from tempering.trainer.reward_model import RewardModelScorer
+
+            saved = ckpt / "reward_model" if ckpt is not None else None
+            if saved is not None and saved.is_dir():  # retrained during the run: continue from its latest state
+                scorer = RewardModelScorer(cfg, saved)
+                scorer.load_optimizer(saved)
+            else:
+                scorer = RewardModelScorer(cfg, cfg.reward.model)
+        return RLStep(cfg, env or envs.make(cfg.env.id), loaded.model, loaded.tokenizer, optimizer, scheduler,
+                      reference, critic, scorer)
+    from tempering.trainer.offline import make_offline_step
+
+    return make_offline_step(cfg, loaded, optimizer, scheduler)
+
+
 def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = False, progress: bool = True,
           policy=None, env=None) -> list[dict]:
-    """Run (or continue) GRPO until `steps` updates or `train.max_minutes`. Returns new metric lines.
+    """Run (or continue) training until `steps` optimiser steps or `train.max_minutes`.
+    Returns the new metric lines.
 
     `policy` may pass an already-loaded LoadedModel (the demo evaluates and trains one model);
     `env` may pass an env object instead of the registered `cfg.env.id` (tests use this).
     """
     validate(cfg)
     total = steps if steps is not None else cfg.train.steps
-    env = env or envs.make(cfg.env.id)
     ckpt = latest_checkpoint(run_dir) if resume else None
     if resume and ckpt is None and not (run_dir / "config.yaml").is_file():
         raise RunDirError(f"nothing to resume in {str(run_dir)!r}: it has no checkpoint")
     _seed_everything(cfg.seed)
-    loaded = load(str(ckpt), cfg.model.dtype) if ckpt else (policy or load(cfg.model.name, cfg.model.dtype))
-    reference = load(cfg.model.name, cfg.model.dtype).model if cfg.algorithm.beta > 0 else None
-    if reference is not None:
-        reference.requires_grad_(False)
+    loaded = _load_model(cfg, ckpt, policy)
     optimizer, scheduler = _optimizer(cfg, loaded.model)
-    runner = GRPOStep(cfg, env, loaded.model, loaded.tokenizer, optimizer, scheduler, reference)
+    runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt)
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt, optimizer, scheduler)
@@ -126,8 +187,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
             if step % cfg.train.save_every == 0 or step == total:
                 _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
             durations.append(time.monotonic() - t_step)
-            bar.update(task, completed=step, info=f"reward {metrics['reward_mean']:.3f} pass {metrics['pass_rate']:.2f} "
-                                                  f"len {metrics['response_len']:.0f} {metrics['time_step']:.1f}s/step")
+            bar.update(task, completed=step, info=runner.summary(metrics))
     if step % cfg.train.save_every != 0 and step != total and step > start:
         _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
     return logged
@@ -135,4 +195,5 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
 
 def _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg) -> None:
     save_checkpoint(run_dir, step, loaded.model, loaded.tokenizer, optimizer, scheduler,
-                    {"step": step, "runner": runner.state_dict()}, keep=cfg.train.keep_checkpoints)
+                    {"step": step, "runner": runner.state_dict()}, keep=cfg.train.keep_checkpoints,
+                    extra=getattr(runner, "save_extra", None))

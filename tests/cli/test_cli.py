@@ -56,7 +56,7 @@ def test_eval_prints_accuracy_with_interval_and_writes_json(tmp_path, capsys):
     (["train", "configs/missing.yaml"], "config file 'configs/missing.yaml' not found"),
     (["train", "configs/tiny-cpu.yaml", "--set", "algorithm.name=ppo2"], "unknown algorithm.name 'ppo2': choose one of grpo"),
     (["train", "configs/tiny-cpu.yaml", "--set", "algorithm.kl_estimator=k9"], "unknown algorithm.kl_estimator 'k9'"),
-    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.group_size=0"], "must each be at least 1"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.group_size=0"], "rollout.group_size must be at least 1, got 0"),
     (["train", "--resume", "/no/such/run"], "is not a run directory"),
     (["eval", "--model", "/no/such/model", "--env", "math/arith-v1"], "model '/no/such/model' not found"),
     (["eval", "--model", "tiny-random", "--env", "nope"], "unknown env id 'nope'"),

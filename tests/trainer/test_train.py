@@ -1,29 +1,15 @@
 """The tiny GRPO run end to end: metrics, HF checkpoints, resume, exact continuation."""
 
 import json
-import random
 
 import pytest
 import torch
 from transformers import AutoModelForCausalLM
 
 from tempering.config import load_config
-from tempering.envs import SingleTurnEnv
 from tempering.errors import RunDirError
 from tempering.trainer import prepare_run, train
-from tempering.types import Message, Score, Task
-
-
-def _parity_env() -> SingleTurnEnv:
-    """A test env whose reward a random model earns about half the time: an even count of 'e's."""
-    def generate(rng: random.Random, family):
-        return Task(id="", domain="test", prompt=(Message("user", f"Say something about {rng.randint(0, 10**9)}."),), reference=None)
-
-    def verify(task, response):
-        ok = response.count("e") % 2 == 0
-        return Score(float(ok), ok)
-
-    return SingleTurnEnv("test/parity-v1", generate, verify, lambda t: "ok")
+from tempering.types import Score
 
 
 def _cfg(**over):
@@ -49,10 +35,10 @@ def test_tiny_run_writes_metrics_and_loadable_checkpoints(tmp_path):
     assert (tmp_path / "config.yaml").is_file()
 
 
-def test_resume_continues_and_matches_an_uninterrupted_run(tmp_path):
+def test_resume_continues_and_matches_an_uninterrupted_run(tmp_path, parity_env):
     """4 steps in one go == 2 steps, stop, resume, 2 more: bitwise-equal weights and equal rewards."""
     cfg = _cfg(**{"algorithm.drop_zero_variance": "true", "rollout.min_informative_groups": 1})
-    env = _parity_env()
+    env = parity_env
     straight, split = tmp_path / "straight", tmp_path / "split"
     for d in (straight, split):
         prepare_run(cfg, d)
@@ -80,19 +66,21 @@ def test_existing_run_dir_is_refused_and_resume_needs_a_run(tmp_path):
         train(cfg, tmp_path / "nothing", steps=1, resume=True, progress=False)
 
 
-def test_scale_rewards_switches_between_grpo_and_dr_grpo_advantages(tiny):
-    """algorithm.scale_rewards=false must reach the update (Dr. GRPO: centred, not divided by std)."""
-    from tempering.trainer.rl import Group, GRPOStep
+def test_grpo_and_dr_grpo_differ_by_the_std_division(tiny, parity_env):
+    """The algorithm name reaches the update: with the same aggregation, GRPO's advantages
+    are Dr. GRPO's divided by the group std."""
+    from tempering.trainer.rl import Group, RLStep
     from tempering.types import Completion
 
-    def grad_norm(scale: bool) -> float:
-        cfg = _cfg(**{"algorithm.scale_rewards": str(scale).lower(), "algorithm.beta": 0, "optim.grad_clip": 1e9})
+    def grad_norm(name: str) -> float:
+        cfg = _cfg(**{"algorithm.name": name, "algorithm.loss_agg": "token_mean", "algorithm.beta": 0,
+                      "optim.grad_clip": 1e9})
         opt = torch.optim.SGD(tiny.model.parameters(), lr=0.0)  # measure the gradient, change nothing
         sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
-        step = GRPOStep(cfg, _parity_env(), tiny.model, tiny.tokenizer, opt, sched)
+        step = RLStep(cfg, parity_env, tiny.model, tiny.tokenizer, opt, sched)
         comps = [Completion("", (1, 2, 3), (4 + i, 5), (0.0, 0.0), "length") for i in range(4)]
-        group = Group(task=None, family=None, completions=comps, rewards=[1.0, 0.0, 0.0, 0.0], passed=[True] + [False] * 3)
-        return step.update([group])["grad_norm"]
+        scores = [Score(1.0, True)] + [Score(0.0, False)] * 3
+        return step.update([Group.from_completions(None, None, comps, scores)])["grad_norm"]
 
     # rewards [1,0,0,0]: centred advantages are divided by std 0.5 under GRPO, so gradients double.
-    assert grad_norm(True) == pytest.approx(2 * grad_norm(False), rel=1e-3)
+    assert grad_norm("grpo") == pytest.approx(2 * grad_norm("dr_grpo"), rel=1e-3)

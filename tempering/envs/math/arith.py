@@ -11,7 +11,6 @@ used the requested format.
 from __future__ import annotations
 
 import random
-import re
 
 from tempering.envs.base import SingleTurnEnv
 from tempering.envs.math.verify import extract_answer, numbers_equal

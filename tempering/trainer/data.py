@@ -1,0 +1,213 @@
+"""Training data for sft, dpo and reward_model: read, tokenize, order, pack.
+
+Files are JSONL or Parquet with one example per row:
+
+    sft             {"messages": [{"role": "user", "content": ...}, {"role": "assistant", ...}, ...]}
+    dpo, reward     {"prompt": [messages] or "text", "chosen": "reply", "rejected": "reply"}
+
+`temper data sft|pairs` writes such files from any env. Every example is tokenized with
+the chat template, so training sees exactly the tokens sampling and evaluation see. The
+order is a permutation seeded by (seed, epoch) and the position in it is checkpointed, so
+a resumed run reads the same examples in the same order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from tempering.errors import ConfigError
+from tempering.rollout.hf import chat_prompt_ids
+from tempering.types import Message
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a JSONL or Parquet file, with one clear error for anything unreadable."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"data file {str(path)!r} not found: set data.path to a JSONL or Parquet file")
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path).to_pylist()
+    rows = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise ConfigError(f"{path}:{n} is not valid JSON ({e}): each line must be one JSON object") from None
+        if not isinstance(row, dict):
+            raise ConfigError(f"{path}:{n} is not a JSON object: each line must be one example")
+        rows.append(row)
+    if not rows:
+        raise ConfigError(f"data file {str(path)!r} has no examples")
+    return rows
+
+
+def _messages(value, where: str) -> list[Message]:
+    if isinstance(value, str):
+        return [Message("user", value)]
+    try:
+        return [Message(m["role"], m["content"]) for m in value]
+    except (TypeError, KeyError):
+        raise ConfigError(f"{where}: messages must be a list of {{\"role\", \"content\"}} objects") from None
+
+
+def _render(tok, messages: Sequence[Message], generation_prompt: bool) -> str:
+    return tok.apply_chat_template([m.as_dict() for m in messages], tokenize=False,
+                                   add_generation_prompt=generation_prompt)
+
+
+@dataclass(frozen=True)
+class Example:
+    """One tokenized conversation: the loss falls where mask is 1 (assistant replies)."""
+
+    ids: tuple[int, ...]
+    mask: tuple[int, ...]
+
+
+def tokenize_chat(tok, messages: Sequence[Message], max_len: int) -> Example:
+    """Assistant-only loss mask: each assistant reply and its end-of-turn token are 1; system,
+    user and template tokens are 0. Pieces are encoded separately at turn boundaries, so the
+    mask lines up exactly with the tokens."""
+    ids: list[int] = []
+    mask: list[int] = []
+    done = ""
+    special = set(tok.all_special_ids)
+    for i, m in enumerate(messages):
+        if m.role != "assistant":
+            continue
+        opened = _render(tok, messages[:i], True)
+        closed = _render(tok, messages[: i + 1], False)
+        before = tok.encode(opened[len(done):], add_special_tokens=False)
+        reply = tok.encode(closed[len(opened):], add_special_tokens=False)
+        ends = [j for j, t in enumerate(reply) if t in special]
+        cut = ends[-1] + 1 if ends else len(reply)  # nothing after the end-of-turn token is learned
+        ids += before + reply
+        mask += [0] * len(before) + [1] * cut + [0] * (len(reply) - cut)
+        done = closed
+    if not any(mask):
+        raise ConfigError("an sft example has no assistant message: every row needs at least one")
+    return Example(tuple(ids[:max_len]), tuple(mask[:max_len]))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A prompt with a preferred and a dispreferred reply, as token ids."""
+
+    prompt: tuple[int, ...]
+    chosen: tuple[int, ...]
+    rejected: tuple[int, ...]
+
+
+def tokenize_pair(tok, row: dict, where: str, end_token: bool = True) -> Pair:
+    """Replies end with the end-of-turn token (as the policy would produce it) unless
+    `end_token` is False (the reward model scores the reply's last real token)."""
+    for key in ("prompt", "chosen", "rejected"):
+        if key not in row:
+            raise ConfigError(f"{where}: a preference row needs prompt, chosen and rejected; {key!r} is missing")
+    prompt = chat_prompt_ids(tok, _messages(row["prompt"], where))
+    end = [tok.convert_tokens_to_ids(tok.eos_token)] if end_token else []
+    return Pair(tuple(prompt), tuple(tok.encode(row["chosen"], add_special_tokens=False) + end),
+                tuple(tok.encode(row["rejected"], add_special_tokens=False) + end))
+
+
+def load_examples(path, tok, max_len: int) -> list[Example]:
+    rows = read_rows(path)
+    out = []
+    for n, row in enumerate(rows, 1):
+        if "messages" not in row:
+            raise ConfigError(f"{path} row {n}: an sft row needs a 'messages' list (chat format)")
+        out.append(tokenize_chat(tok, _messages(row["messages"], f"{path} row {n}"), max_len))
+    return out
+
+
+def load_pairs(path, tok, max_len: int, end_token: bool = True) -> list[Pair]:
+    """Pairs whose prompt plus longer reply fit in max_len (longer ones are dropped, not cut:
+    a cut reply may no longer be the better one)."""
+    pairs = [tokenize_pair(tok, row, f"{path} row {n}", end_token) for n, row in enumerate(read_rows(path), 1)]
+    kept = [p for p in pairs if len(p.prompt) + max(len(p.chosen), len(p.rejected)) <= max_len]
+    if not kept:
+        raise ConfigError(f"every pair in {path} is longer than data.max_len ({max_len}): raise data.max_len")
+    return kept
+
+
+class Cursor:
+    """Endless seeded order over n items: epoch e is a permutation seeded by (seed, e)."""
+
+    def __init__(self, n: int, seed: int, shuffle: bool = True):
+        self.n, self.seed, self.shuffle = n, seed, shuffle
+        self.epoch, self.index = 0, 0
+
+    def _order(self) -> list[int]:
+        order = list(range(self.n))
+        if self.shuffle:
+            random.Random(f"{self.seed}|{self.epoch}").shuffle(order)
+        return order
+
+    def take(self, k: int) -> list[int]:
+        out: list[int] = []
+        while len(out) < k:
+            order = self._order()
+            grab = order[self.index: self.index + k - len(out)]
+            out += grab
+            self.index += len(grab)
+            if self.index >= self.n:
+                self.epoch, self.index = self.epoch + 1, 0
+        return out
+
+    def state_dict(self) -> dict:
+        return {"epoch": self.epoch, "index": self.index}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epoch, self.index = state["epoch"], state["index"]
+
+
+def pad_batch(examples: Sequence[Example], pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Right-padded (ids, attention_mask, loss_mask), each (B, L)."""
+    width = max(len(e.ids) for e in examples)
+    ids = torch.full((len(examples), width), pad_id, dtype=torch.long)
+    attn = torch.zeros((len(examples), width), dtype=torch.long)
+    loss = torch.zeros((len(examples), width))
+    for i, e in enumerate(examples):
+        ids[i, : len(e.ids)] = torch.tensor(e.ids)
+        attn[i, : len(e.ids)] = 1
+        loss[i, : len(e.ids)] = torch.tensor(e.mask, dtype=loss.dtype)
+    return ids, attn, loss
+
+
+def pack(examples: Sequence[Example], max_len: int, pad_id: int):
+    """Pack examples into rows of up to max_len tokens, first fit in the given order.
+    Returns (ids, attention, position_ids, loss_mask): attention is a 4D additive mask,
+    block-diagonal and causal, so no example sees another; positions restart per example."""
+    rows: list[list[Example]] = []
+    for e in examples:
+        for row in rows:
+            if sum(len(x.ids) for x in row) + len(e.ids) <= max_len:
+                row.append(e)
+                break
+        else:
+            rows.append([e])
+    width = max(sum(len(x.ids) for x in row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    pos = torch.zeros((len(rows), width), dtype=torch.long)
+    loss = torch.zeros((len(rows), width))
+    attn = torch.full((len(rows), 1, width, width), float("-inf"))
+    for r, row in enumerate(rows):
+        start = 0
+        for e in row:
+            n = len(e.ids)
+            ids[r, start:start + n] = torch.tensor(e.ids)
+            pos[r, start:start + n] = torch.arange(n)
+            loss[r, start:start + n] = torch.tensor(e.mask, dtype=loss.dtype)
+            attn[r, 0, start:start + n, start:start + n] = torch.triu(torch.full((n, n), float("-inf")), diagonal=1)
+            start += n
+        attn[r, 0, start:, :] = 0.0  # padding rows attend to everything: finite, and masked out of the loss
+    return ids, attn, pos, loss

@@ -1,0 +1,84 @@
+"""Reject a config before any model loads: unknown choices, out-of-range numbers, and
+settings that do not apply to the chosen algorithm (one error naming the key and the fix)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tempering.algorithms import KL_ESTIMATORS
+from tempering.algorithms.losses import AGGREGATIONS
+from tempering.algorithms.preference import DPO_LOSSES
+from tempering.config import (OFFLINE_ALGORITHMS, RL_ALGORITHMS, Config, CriticConfig, DataConfig, PreferenceConfig,
+                              RewardConfig)
+from tempering.errors import ConfigError
+
+SCHEDULES = ("constant", "cosine")
+
+
+def _choice(key: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ConfigError(f"unknown {key} {value!r}: choose one of {', '.join(allowed)}")
+
+
+def _changed(section, default) -> list[str]:
+    """Fields of `section` that differ from the defaults."""
+    return [f.name for f in dataclasses.fields(section) if getattr(section, f.name) != getattr(default, f.name)]
+
+
+def _only_for(cfg: Config, section: str, default, algorithms: tuple[str, ...], why: str) -> None:
+    changed = _changed(getattr(cfg, section), default)
+    if changed and cfg.algorithm.name not in algorithms:
+        raise ConfigError(f"{section}.{changed[0]} is set, but {why}; algorithm.name is {cfg.algorithm.name!r}: "
+                          f"remove the {section} settings or use algorithm.name {' or '.join(algorithms)}")
+
+
+def validate(cfg: Config) -> None:
+    a, r, o = cfg.algorithm, cfg.rollout, cfg.optim
+    _choice("algorithm.name", a.name, RL_ALGORITHMS + OFFLINE_ALGORITHMS)
+    _choice("algorithm.kl_estimator", a.kl_estimator, tuple(KL_ESTIMATORS))
+    _choice("algorithm.loss_agg", a.loss_agg, AGGREGATIONS)
+    _choice("algorithm.kl_in", a.kl_in, ("loss", "reward"))
+    _choice("preference.loss", cfg.preference.loss, DPO_LOSSES)
+    _choice("optim.schedule", o.schedule, SCHEDULES)
+    positive = {"rollout.prompts_per_step": r.prompts_per_step, "rollout.group_size": r.group_size,
+                "rollout.max_new_tokens": r.max_new_tokens, "rollout.max_rounds_per_step": r.max_rounds_per_step,
+                "rollout.max_turns": r.max_turns, "algorithm.epochs": a.epochs, "optim.grad_accum": o.grad_accum,
+                "data.batch_size": cfg.data.batch_size, "data.max_len": cfg.data.max_len,
+                "train.save_every": cfg.train.save_every}
+    for key, value in positive.items():
+        if value < 1:
+            raise ConfigError(f"{key} must be at least 1, got {value}")
+    for key, value in {"algorithm.clip_eps": a.clip_eps, "algorithm.clip_eps_high": a.clip_eps_high,
+                       "algorithm.beta": a.beta, "algorithm.entropy_coef": a.entropy_coef,
+                       "algorithm.overlong_buffer": a.overlong_buffer, "lora.rank": cfg.lora.rank,
+                       "optim.lr": o.lr, "optim.warmup_steps": o.warmup_steps}.items():
+        if value < 0:
+            raise ConfigError(f"{key} must not be negative, got {value}")
+    if a.kl_target is not None and a.beta <= 0:
+        raise ConfigError("algorithm.kl_target adapts the KL coefficient, which starts at algorithm.beta: "
+                          "set algorithm.beta > 0 (e.g. 0.01) or remove kl_target")
+    if a.overlong_buffer > r.max_new_tokens * r.max_turns:
+        raise ConfigError(f"algorithm.overlong_buffer ({a.overlong_buffer}) is longer than the token budget "
+                          f"({r.max_new_tokens * r.max_turns}): make it smaller")
+    if a.name == "rloo" and r.group_size < 2:
+        raise ConfigError("rloo's baseline is the mean of the other attempts: set rollout.group_size >= 2")
+    _only_for(cfg, "critic", CriticConfig(), ("ppo",), "only ppo has a critic")
+    _only_for(cfg, "preference", PreferenceConfig(), ("dpo",), "only dpo uses preference settings")
+    _only_for(cfg, "reward", RewardConfig(), RL_ALGORITHMS, "rewards apply to RL only")
+    _only_for(cfg, "data", DataConfig(), OFFLINE_ALGORITHMS, "RL draws its tasks from env.id, not from data")
+    w = cfg.reward
+    if w.model_weight > 0 and not w.model:
+        raise ConfigError("reward.model_weight > 0 needs reward.model: the directory of a model trained with "
+                          "algorithm.name reward_model")
+    if w.model and w.model_weight <= 0:
+        raise ConfigError("reward.model is set but reward.model_weight is 0, so it would be loaded and ignored: "
+                          "give it a weight or remove it")
+    if w.update_every < 0:
+        raise ConfigError(f"reward.update_every must not be negative, got {w.update_every}")
+    if a.name in OFFLINE_ALGORITHMS:
+        if not cfg.data.path:
+            raise ConfigError(f"algorithm {a.name} trains on a data file: set data.path (make one with "
+                              f"`temper data {'sft' if a.name == 'sft' else 'pairs'} --env ENV --out FILE`)")
+        if a.beta > 0:
+            raise ConfigError(f"algorithm.beta is RL's KL coefficient; {a.name} does not use it"
+                              + (": set preference.beta for dpo" if a.name == "dpo" else ": remove it"))
