@@ -126,7 +126,7 @@ class RewardConfig:
     """Reward-model directory (trained with algorithm.name reward_model); empty for none."""
     model_weight: float = 0.0
     """Weight of the reward model's score (needs reward.model)."""
-    update_every: int = 0
+    model_update_every: int = 0
     """Retrain the reward model every N steps on pairs from fresh groups (a passing and a failing attempt); 0 never."""
 
 

@@ -90,6 +90,7 @@ def test_algorithm_defaults_resolve_per_algorithm():
     (["algorithm.name=rloo", "rollout.group_size=1"], "rollout.group_size >= 2"),
     (["algorithm.loss_agg=mean"], "unknown algorithm.loss_agg 'mean'"),
     (["reward.model_weight=0.5"], "needs reward.model"),
+    (["reward.model_update_every=5"], "reward.model is not set"),
     (["optim.schedule=linear"], "unknown optim.schedule"),
     (["optim.grad_accum=0"], "optim.grad_accum must be at least 1"),
 ])

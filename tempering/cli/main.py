@@ -35,8 +35,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
         prepare_run(cfg, run_dir)
         metrics = train(cfg, run_dir, steps=args.steps)
     last = metrics[-1] if metrics else {}
-    print(f"run {run_dir}: {len(metrics)} step(s) this session, last step {last.get('step', '-')}, "
-          f"reward {last.get('reward_mean', float('nan')):.3f}")
+    shown = ", ".join(f"{k} {last[k]:.3f}" for k in ("reward_mean", "pass_rate", "loss", "accuracy") if k in last)
+    print(f"run {run_dir}: {len(metrics)} step(s) this session, last step {last.get('step', '-')}"
+          + (f", {shown}" if shown else ""))
     return 0
 
 
@@ -103,6 +104,36 @@ def _cmd_data(args: argparse.Namespace) -> int:
     write_jsonl(rows, out)
     print(f"wrote {counts['pairs']} pairs to {out} ({counts['tasks_with_pairs']}/{counts['tasks']} tasks had a passing "
           f"and a failing sample; sample pass rate {counts['pass_rate']:.3f})")
+    return 0
+
+
+def _cmd_settings(args: argparse.Namespace) -> int:
+    """Every config key with its default and its one-line docstring (from the dataclasses)."""
+    import dataclasses
+    import typing
+
+    from tempering.config import ALGORITHM_DEFAULTS, FALLBACK_DEFAULTS, Config, field_docs
+
+    hints = typing.get_type_hints(Config)
+    default = Config()
+    for f in dataclasses.fields(Config):
+        cls = hints[f.name]
+        if not dataclasses.is_dataclass(cls):
+            print(f"{f.name} = {getattr(default, f.name)!r}  # {field_docs(Config).get(f.name, '')}")
+            continue
+        if args.section and f.name != args.section:
+            continue
+        docs = field_docs(cls)
+        for g in dataclasses.fields(cls):
+            value = getattr(getattr(default, f.name), g.name)
+            shown = repr(value)
+            if value is None:
+                shown = "(algorithm's default)" if f.name == "algorithm" and g.name in FALLBACK_DEFAULTS else "(unset)"
+            print(f"{f.name}.{g.name} = {shown}  # {docs.get(g.name, '')}")
+    if args.section in (None, "algorithm"):
+        print("\nalgorithm defaults where a setting is left unset:")
+        for name, preset in ALGORITHM_DEFAULTS.items():
+            print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in preset.items()))
     return 0
 
 
@@ -244,6 +275,10 @@ def build_parser() -> argparse.ArgumentParser:
     dt.add_argument("--max-new-tokens", type=int, default=64)
     dt.add_argument("--seed", type=int, default=0)
     dt.set_defaults(func=_cmd_data)
+
+    st = sub.add_parser("settings", help="every config key with its default and what it does")
+    st.add_argument("section", nargs="?", help="only this section, e.g. algorithm")
+    st.set_defaults(func=_cmd_settings)
 
     v = sub.add_parser("envs", help="list or check environments")
     vs = v.add_subparsers(dest="envs_cmd", required=True)

@@ -62,8 +62,13 @@ def load(name: str, dtype: str = "float32", device: str = "cpu", kind: str = "ca
     if kind == "reward":
         from transformers import AutoModelForSequenceClassification
 
-        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=torch_dtype,
-                                                                   pad_token_id=tokenizer.pad_token_id).to(device)
+        level = hf_logging.get_verbosity()
+        hf_logging.set_verbosity_error()  # a language model's weights have no score head yet: expected, not news
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=1, dtype=torch_dtype,
+                                                                       pad_token_id=tokenizer.pad_token_id).to(device)
+        finally:
+            hf_logging.set_verbosity(level)
     else:
         model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(device)
     model.eval()

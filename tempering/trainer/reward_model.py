@@ -1,7 +1,7 @@
 """A trained reward model as (part of) the RL reward, optionally retrained during RL.
 
 The score of an attempt is the model's scalar for prompt + reply (the reply without its
-end-of-turn token, as in training). With `reward.update_every` N > 0, every group that
+end-of-turn token, as in training). With `reward.model_update_every` N > 0, every group that
 holds both a passing and a failing attempt yields a fresh (chosen, rejected) pair, and
 every N steps the reward model takes one pass of Bradley-Terry updates over the pairs
 gathered since the last time: it keeps up with what the policy now writes.
@@ -51,7 +51,7 @@ class RewardModelScorer:
 
     def observe(self, groups) -> None:
         """Keep one (passing, failing) pair from each group that has both."""
-        if self.cfg.reward.update_every <= 0:
+        if self.cfg.reward.model_update_every <= 0:
             return
         for g in groups:
             good = [s for s, p in zip(g.sequences, g.passed) if p]
@@ -60,7 +60,7 @@ class RewardModelScorer:
                 self.pairs.append(Pair(tuple(g.prompt_ids), self._reply(good[0]), self._reply(bad[0])))
 
     def maybe_update(self, step: int) -> dict:
-        every = self.cfg.reward.update_every
+        every = self.cfg.reward.model_update_every
         if every <= 0 or step % every != 0 or not self.pairs:
             return {}
         self.model.train()

@@ -229,7 +229,8 @@ class RLStep:
             self.optimizer.zero_grad(set_to_none=True)
             for i, g in enumerate(batch):
                 lp = self._logprobs(self.policy, g, temperature, pad, entropy_grad=a.entropy_coef > 0)
-                out = policy_loss(lp.logp, lp.logp.detach() if old is None else old[i], advantages[i], masks[i], clip_low=a.clip_eps,
+                before = lp.logp.detach() if old is None else old[i]
+                out = policy_loss(lp.logp, before, advantages[i], masks[i], clip_low=a.clip_eps,
                                   clip_high=a.clip_eps_high, agg=a.loss_agg, norm=norm,
                                   ref_logp=ref[i] if ref is not None and a.kl_in == "loss" else None, beta=beta,
                                   kl_estimator=a.kl_estimator, entropy=lp.entropy, entropy_coef=a.entropy_coef)
@@ -256,7 +257,7 @@ class RLStep:
         """Checkpoint what lives beside the policy: the critic (ppo) and a reward model that trains."""
         if self.critic is not None:
             self.critic.save(directory / "critic")
-        if self.reward_model is not None and self.cfg.reward.update_every > 0:
+        if self.reward_model is not None and self.cfg.reward.model_update_every > 0:
             self.reward_model.save(directory / "reward_model")
 
     def _mask(self, g: Group) -> torch.Tensor:

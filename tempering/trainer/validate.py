@@ -73,8 +73,11 @@ def validate(cfg: Config) -> None:
     if w.model and w.model_weight <= 0:
         raise ConfigError("reward.model is set but reward.model_weight is 0, so it would be loaded and ignored: "
                           "give it a weight or remove it")
-    if w.update_every < 0:
-        raise ConfigError(f"reward.update_every must not be negative, got {w.update_every}")
+    if w.model_update_every < 0:
+        raise ConfigError(f"reward.model_update_every must not be negative, got {w.model_update_every}")
+    if w.model_update_every > 0 and not w.model:
+        raise ConfigError("reward.model_update_every retrains a reward model, but reward.model is not set: "
+                          "set reward.model and reward.model_weight, or remove model_update_every")
     if a.name in OFFLINE_ALGORITHMS:
         if not cfg.data.path:
             raise ConfigError(f"algorithm {a.name} trains on a data file: set data.path (make one with "

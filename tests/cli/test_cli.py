@@ -75,3 +75,24 @@ def test_console_script_exit_code_is_2_without_traceback():
     proc = _run("train", "configs/tiny-cpu.yaml", "--set", "nonsense")
     assert proc.returncode == 2
     assert "malformed --set" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_settings_lists_every_key_with_its_docstring(capsys):
+    from tempering.config import valid_keys
+
+    assert main(["settings"]) == 0
+    out = capsys.readouterr().out
+    for key in valid_keys():
+        assert f"\n{key} = " in "\n" + out, key
+    assert "dapo: clip_eps_high=0.28" in out
+
+
+def test_data_sft_then_train_sft_from_the_command_line(tmp_path, capsys):
+    data = tmp_path / "sft.jsonl"
+    assert main(["data", "sft", "--env", "math/arith-v1", "--n", "6", "--out", str(data)]) == 0
+    rows = [json.loads(x) for x in data.read_text().splitlines()]
+    assert len(rows) == 6 and rows[0]["messages"][-1]["role"] == "assistant"
+    run = tmp_path / "run"
+    assert main(["train", "configs/tiny-cpu.yaml", "--run-dir", str(run), "--steps", "1", "--set", "algorithm.name=sft",
+                 "--set", "algorithm.beta=0", "--set", f"data.path={data}", "--set", "data.batch_size=2"]) == 0
+    assert (run / "checkpoints" / "step-1" / "model.safetensors").is_file()

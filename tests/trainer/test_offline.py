@@ -167,7 +167,7 @@ def test_reward_model_mixes_into_rl_and_retrains_on_fresh_pairs(tmp_path, pairs_
     prepare_run(rm_cfg, tmp_path / "rm")
     train(rm_cfg, tmp_path / "rm", steps=2, progress=False)
     rm_dir = tmp_path / "rm" / "checkpoints" / "step-2"
-    sets = {"reward.model": str(rm_dir), "reward.model_weight": 0.5, "reward.update_every": 1,
+    sets = {"reward.model": str(rm_dir), "reward.model_weight": 0.5, "reward.model_update_every": 1,
             "algorithm.drop_zero_variance": "false", "rollout.group_size": 4}
     cfg = load_config("configs/tiny-cpu.yaml", [f"{k}={v}" for k, v in sets.items()])
     prepare_run(cfg, tmp_path / "rl")

@@ -35,8 +35,11 @@ def test_each_algorithm_trains(tmp_path, name, extra, parity_env):
     trained = [m for m in metrics if "grad_norm" in m]
     assert trained and all(math.isfinite(m["loss"]) for m in trained)
     assert any(m["grad_norm"] > 0 for m in trained)
+    if cfg.algorithm.epochs == 1:  # the ratio is exactly 1 on the first (only) epoch: nothing is clipped
+        assert all(m["clip_frac"] == 0.0 for m in trained)
     if name == "ppo":
         assert all("value_loss" in m and "kl" in m for m in trained)
+        assert abs(trained[0]["kl"]) < 1e-6  # policy == reference before the first update
         assert (tmp_path / "checkpoints" / "step-2" / "critic" / "optimizer.pt").is_file()
     if extra.get("algorithm.kl_target"):  # the adaptive coefficient moved after the first step
         assert trained[0]["beta"] == 0.05 and trained[-1]["beta"] != 0.05 and "kl" in trained[-1]
@@ -70,3 +73,20 @@ def test_overlong_filter_masks_truncated_attempts(tiny, parity_env):
 
     assert mask(True) == [[0, 0, 0], [1, 1, 0]]
     assert mask(False) == [[1, 1, 1], [1, 1, 0]]
+
+
+@pytest.mark.parametrize("name", ["grpo", "reward_model"])
+def test_lora_for_rl_and_the_reward_model(tmp_path, name, parity_env):
+    sets = {"algorithm.name": name, "algorithm.beta": 0, "lora.rank": 4, "algorithm.drop_zero_variance": "false"}
+    if name == "reward_model":
+        rows = [{"prompt": "Is 2 even?", "chosen": "Yes.", "rejected": "No."}] * 4
+        data = tmp_path / "pairs.jsonl"
+        data.write_text("".join(__import__("json").dumps(r) + "\n" for r in rows))
+        sets = {**sets, "data.path": str(data), "data.batch_size": 2}
+        del sets["algorithm.drop_zero_variance"]
+    cfg = _cfg(**sets)
+    prepare_run(cfg, tmp_path / "run")
+    metrics = train(cfg, tmp_path / "run", steps=2, progress=False, env=parity_env)
+    assert any(m.get("grad_norm", 0) > 0 for m in metrics)
+    adapter = tmp_path / "run" / "checkpoints" / "step-2" / "adapter_model.safetensors"
+    assert adapter.is_file() and not (adapter.parent / "model.safetensors").exists()  # only the adapter is saved
