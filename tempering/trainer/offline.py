@@ -126,6 +126,12 @@ def reward_scores(model, prompts_and_replies: list[tuple[tuple[int, ...], tuple[
     return model(input_ids=ids, attention_mask=attn).logits[:, 0].float()
 
 
+def pair_scores(model, pairs, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(P,) scores of each pair's chosen and rejected reply, in one batch."""
+    s = reward_scores(model, [(p.prompt, p.chosen) for p in pairs] + [(p.prompt, p.rejected) for p in pairs], pad_id)
+    return s[: len(pairs)], s[len(pairs):]
+
+
 class RewardModelStep(_OfflineStep):
     """Bradley-Terry on preference pairs: the chosen reply should score higher."""
 
@@ -133,9 +139,7 @@ class RewardModelStep(_OfflineStep):
         total = float(sum(len(mb) for mb in micro_batches))
         sums = {"loss": 0.0, "accuracy": 0.0, "margin": 0.0}
         for mb in micro_batches:
-            scores = reward_scores(self.model, [(p.prompt, p.chosen) for p in mb] + [(p.prompt, p.rejected) for p in mb],
-                                   self.pad)
-            out = bradley_terry_loss(scores[: len(mb)], scores[len(mb):])
+            out = bradley_terry_loss(*pair_scores(self.model, mb, self.pad))
             (out.loss * len(mb) / total).backward()
             for k in sums:
                 sums[k] += getattr(out, k).item() * len(mb) / total
@@ -152,8 +156,8 @@ def pair_accuracy(model, pairs, pad_id: int, batch: int = 16) -> float:
     right = 0
     for i in range(0, len(pairs), batch):
         mb = pairs[i:i + batch]
-        s = reward_scores(model, [(p.prompt, p.chosen) for p in mb] + [(p.prompt, p.rejected) for p in mb], pad_id)
-        right += int((s[: len(mb)] > s[len(mb):]).sum())
+        chosen, rejected = pair_scores(model, mb, pad_id)
+        right += int((chosen > rejected).sum())
     return right / len(pairs)
 
 

@@ -17,7 +17,7 @@ from tempering.algorithms.preference import bradley_terry_loss
 from tempering.config import Config
 from tempering.models import load
 from tempering.trainer.data import Pair
-from tempering.trainer.offline import reward_scores
+from tempering.trainer.offline import pair_scores, reward_scores
 
 
 class RewardModelScorer:
@@ -68,8 +68,7 @@ class RewardModelScorer:
         for i in range(0, n, bs):
             mb = self.pairs[i:i + bs]
             self.optimizer.zero_grad(set_to_none=True)
-            s = reward_scores(self.model, [(p.prompt, p.chosen) for p in mb] + [(p.prompt, p.rejected) for p in mb], self.pad)
-            out = bradley_terry_loss(s[: len(mb)], s[len(mb):])
+            out = bradley_terry_loss(*pair_scores(self.model, mb, self.pad))
             out.loss.backward()
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
             self.optimizer.step()

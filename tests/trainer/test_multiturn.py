@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import random
-
 import torch
 
 from tempering.config import load_config
@@ -11,23 +9,15 @@ from tempering.envs import SingleTurnEnv
 from tempering.trainer import prepare_run, train
 from tempering.trainer.logprobs import full_sequence_logprobs
 from tempering.trainer.rl import Group, RLStep
-from tempering.types import Message, Score, StepResult, Task
+from tempering.types import Message, StepResult
 
 
 class ParityRepairEnv(SingleTurnEnv):
-    """Pays 1 for a reply with an even count of 'e's; an odd count gets 'try again' until
-    turn 3, then 0. A random model passes about half its attempts, so turns vary."""
+    """The parity env (conftest) over up to 3 turns: an odd count of 'e's gets 'try again'
+    until turn 3, then 0. A random model passes about half its attempts, so turns vary."""
 
-    def __init__(self):
-        def generate(rng: random.Random, family):
-            return Task(id="", domain="test", prompt=(Message("user", f"Say something about {rng.randint(0, 10**9)}."),),
-                        reference=None)
-
-        def verify(task, response):
-            ok = response.count("e") % 2 == 0
-            return Score(float(ok), ok)
-
-        super().__init__("test/parity-repair-v1", generate, verify, lambda t: "ok")
+    def __init__(self, parity: SingleTurnEnv):
+        super().__init__("test/parity-repair-v1", parity._generate, parity.verify, parity.reference_response)
         self.turn = 0
 
     def reset(self, task):
@@ -46,10 +36,10 @@ def _cfg(**over):
     return load_config("configs/tiny-cpu.yaml", [f"{k}={v}" for k, v in over.items()])
 
 
-def test_multi_turn_run_reports_pass_rates_by_turn(tmp_path):
+def test_multi_turn_run_reports_pass_rates_by_turn(tmp_path, parity_env):
     cfg = _cfg(**{"rollout.max_turns": 3, "rollout.prompts_per_step": 2, "rollout.group_size": 4})
     prepare_run(cfg, tmp_path)
-    metrics = train(cfg, tmp_path, steps=2, progress=False, env=ParityRepairEnv())
+    metrics = train(cfg, tmp_path, steps=2, progress=False, env=ParityRepairEnv(parity_env))
     for m in metrics:
         by_turn = [m[f"pass_by_turn_{k}"] for k in (1, 2, 3)]
         assert by_turn == sorted(by_turn) and by_turn[-1] == m["pass_rate"]
@@ -58,13 +48,13 @@ def test_multi_turn_run_reports_pass_rates_by_turn(tmp_path):
     assert any(m.get("grad_norm", 0) > 0 for m in metrics)  # and the weights were trained on them
 
 
-def test_feedback_and_template_tokens_carry_no_gradient(tiny):
+def test_feedback_and_template_tokens_carry_no_gradient(tiny, parity_env):
     """The update's gradient equals -sum(A * mask * grad log p) / sum(mask) computed by hand
     with the mask, so tokens with mask 0 contribute nothing."""
     cfg = _cfg(**{"algorithm.beta": 0, "optim.grad_clip": 1e9, "rollout.max_turns": 2, "algorithm.loss_agg": "token_mean"})
     model = tiny.model
     opt = torch.optim.SGD(model.parameters(), lr=0.0)
-    step = RLStep(cfg, ParityRepairEnv(), model, tiny.tokenizer, opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0))
+    step = RLStep(cfg, ParityRepairEnv(parity_env), model, tiny.tokenizer, opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0))
     prompt = (1, 2, 3)
     sequences = [(10, 11, 12, 13, 14, 15), (20, 21, 22)]
     masks = [(1, 1, 0, 0, 1, 1), (1, 1, 1)]  # tokens 12, 13: feedback between two turns
