@@ -3,7 +3,7 @@
 1. Training forward+backward of one group (1 prompt x G completions): the prompt computed
    once and its KV cache shared (`group_logprobs`) vs a plain pass over G full sequences.
 2. Sampling G completions per prompt: one uniform per row against the cumulative
-   distribution (`hf._sample`) vs `torch.multinomial`, inside the real decode loop.
+   distribution (`engine.sample`) vs `torch.multinomial`, inside the real decode loop.
 
 Each pair alternates A, B, A, B... so machine noise hits both; medians and ratios are printed
 and written to docs/benchmarks.md's "speed" section by hand. Usage:
@@ -21,7 +21,7 @@ import torch
 
 from tempering import envs
 from tempering.models import load
-from tempering.rollout import HFClient, hf
+from tempering.rollout import HFClient, engine
 from tempering.trainer.logprobs import full_sequence_logprobs, group_logprobs
 from tempering.types import SamplingParams
 
@@ -43,10 +43,10 @@ def time_training(model, repeats: int, group: int = 8, prompt_len: int = 90, com
     return times
 
 
-def _multinomial_sample(logits, params, gen):
+def _multinomial_sample(logits, params, u):
     """The textbook sampler, for comparison: torch.multinomial draws per vocabulary entry."""
     logp = torch.log_softmax(logits.float() / params.temperature, dim=-1)
-    tokens = torch.multinomial(logp.exp(), 1, generator=gen)[:, 0]
+    tokens = torch.multinomial(logp.exp(), 1)[:, 0]
     return tokens, logp.gather(1, tokens[:, None])[:, 0]
 
 
@@ -55,17 +55,17 @@ def time_sampling(loaded, repeats: int, prompts: int = 8, group: int = 8, new_to
     batch = [t.prompt for t in env.tasks("train", prompts)]
     client = HFClient(loaded.model, loaded.tokenizer, max_batch=prompts * group)
     params = SamplingParams(temperature=0.7, max_new_tokens=new_tokens, n=group, seed=0)
-    inverse_cdf = hf._sample
+    inverse_cdf = engine.sample
     times = {"inverse CDF": [], "torch.multinomial": []}
     try:
         for _ in range(repeats):
             for name, sampler in (("inverse CDF", inverse_cdf), ("torch.multinomial", _multinomial_sample)):
-                hf._sample = sampler
+                engine.sample = sampler
                 t = time.perf_counter()
                 client.generate(batch, params)
                 times[name].append(time.perf_counter() - t)
     finally:
-        hf._sample = inverse_cdf
+        engine.sample = inverse_cdf
     return times
 
 

@@ -52,6 +52,18 @@ class RolloutConfig:
     """Cap on generation rounds spent filling one update's informative groups."""
     max_turns: int = 1
     """Turns per episode; above 1, each attempt is a multi-turn episode (e.g. code/repair-v1)."""
+    pipeline: str = "rounds"
+    """Multi-turn episodes: rounds (all generate, then all envs step) or overlap (envs step while others generate)."""
+    env_step_s: float = 120.0
+    """Deadline of one env step (sandbox run, verifier); past it the episode ends as env_timeout."""
+    episode_wall_s: float = 0.0
+    """End an episode after this many seconds (wall_time); 0 means no limit."""
+    max_repeats: int = 0
+    """End an episode after this many identical replies in a row (repeated_action); 0 disables."""
+    max_env_timeouts: int = 0
+    """End an episode after this many sandbox timeouts in a row (timeouts); 0 disables."""
+    patience: int = 0
+    """End an episode after this many turns without new best progress (no_progress); 0 disables."""
 
 
 RL_ALGORITHMS = ("grpo", "dr_grpo", "dapo", "rloo", "reinforce_pp", "ppo")

@@ -164,3 +164,5 @@ class Trajectory:
     """"terminated" (the env ended it), or which budget cut it: turns, tokens, wall_time, context."""
     prompt_len: int = 0
     """Tokens before the first generated token."""
+    wall_s: float = 0.0
+    """Seconds from the episode's start to its end."""

@@ -1,4 +1,4 @@
-"""`temper`: train, eval, envs, sandbox, verify, demo.
+"""`temper`: train, eval, data, settings, envs, runs, sandbox, verify, demo.
 
 Every user mistake ends in one line naming the problem and the fix, and exit code 2.
 """
@@ -149,6 +149,54 @@ def _cmd_envs(args: argparse.Namespace) -> int:
         print(f"FAIL {problem}")
     print(f"{report.env_id}: {'ok' if report.ok else 'FAILED'} ({report.checked} tasks checked)")
     return 0 if report.ok else 1
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from tempering.errors import RunDirError
+    from tempering.scheduler.store import STORE_FILE, Store, list_runs
+
+    if args.runs_cmd == "list":
+        rows = list_runs(Path(args.root))
+        if args.json:
+            print(json.dumps(rows, indent=1))
+            return 0
+        if not rows:
+            print(f"no runs with a store under {args.root}/")
+        for r in rows:
+            reward = "-" if r["reward_mean"] is None else f"{r['reward_mean']:.3f}"
+            print(f"{r['dir']:32s} {r.get('algorithm', '-'):12s} {r.get('env', '-'):24s} steps {r['steps']:4d}  "
+                  f"episodes {r['episodes']:6d}  pass {r['pass_rate']:.3f}  last reward {reward}")
+        return 0
+    run_dir = Path(args.run)
+    if not (run_dir / STORE_FILE).is_file() and (Path(args.root) / args.run / STORE_FILE).is_file():
+        run_dir = Path(args.root) / args.run
+    if not (run_dir / STORE_FILE).is_file():
+        raise RunDirError(f"{args.run!r} has no {STORE_FILE}: pass a run directory (see `temper runs list`)")
+    store = Store(run_dir / STORE_FILE)
+    try:
+        s = store.summary(slowest=args.slowest)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(s, indent=1, default=str))
+        return 0
+    r = s["run"]
+    print(f"run {r.get('name')} ({r.get('algorithm')} on {r.get('env')}, model {r.get('model')}): {s['steps']} steps, "
+          f"{s['episodes']} episodes, {s['passed']} passed, {s['tokens']} generated tokens")
+    print(f"tasks tracked: {s['tasks']}, with mixed outcomes: {s['mixed_tasks']}")
+    print("pass rate by domain:")
+    for d in s["domains"]:
+        print(f"  {d['domain']:16s} {d['pass_rate']:.3f}  reward {d['reward_mean']:.3f}  ({d['episodes']} episodes)")
+    if len(s["families"]) > 1:
+        print("pass rate by family:")
+        for f in s["families"]:
+            print(f"  {f['family']:24s} {f['pass_rate']:.3f}  ({f['episodes']} episodes)")
+    print("why attempts ended: " + ", ".join(f"{k} {v}" for k, v in s["stop_reasons"].items()))
+    print("slowest episodes:")
+    for e in s["slowest"]:
+        print(f"  step {e['step']} round {e['round']} slot {e['slot']}: {e['wall_s']:.1f} s wall, {e['env_s']:.2f} s env, "
+              f"{e['turns']} turns, {e['tokens']} tokens, {e['stop_reason']} ({e['task_id']})")
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -310,6 +358,18 @@ def build_parser() -> argparse.ArgumentParser:
     vc.add_argument("--solution", required=True, help="the Python file to check")
     vc.add_argument("--json", action="store_true", help="print one JSON object: passed, reward, status, details")
     vf.set_defaults(func=_cmd_verify)
+
+    rn = sub.add_parser("runs", help="list runs, or show one run's episodes, pass rates and cut attempts")
+    rns = rn.add_subparsers(dest="runs_cmd", required=True)
+    rl = rns.add_parser("list", help="every run directory with a store under --root")
+    rl.add_argument("--root", default="runs")
+    rl.add_argument("--json", action="store_true")
+    rs = rns.add_parser("show", help="per-domain pass rates, slowest episodes, why attempts were cut")
+    rs.add_argument("run", help="run directory (or its name under --root)")
+    rs.add_argument("--root", default="runs")
+    rs.add_argument("--slowest", type=int, default=5)
+    rs.add_argument("--json", action="store_true")
+    rn.set_defaults(func=_cmd_runs)
 
     d = sub.add_parser("demo", help="evaluate SmolLM2, train it with GRPO, evaluate again")
     d.add_argument("--config", default="configs/smollm2-arith-grpo.yaml")

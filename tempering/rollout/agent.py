@@ -9,26 +9,42 @@ template and appended as the tokens that close the model's turn and open the nex
 
 from __future__ import annotations
 
+import queue
+import random
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from tempering.errors import TaskError
+from tempering.rollout.engine import Request, mix
 from tempering.rollout.hf import chat_prompt_ids
-from tempering.types import Message, SamplingParams, Task, Trajectory, Turn
+from tempering.types import Completion, Message, SamplingParams, StepResult, Task, Trajectory, Turn
 
 
 @dataclass(frozen=True)
 class Budget:
-    """Per-episode limits; the first one reached ends the episode as truncated."""
+    """Per-episode limits and watchdogs. The first one reached ends the episode, and the
+    trajectory's `stop_reason` says which."""
 
     max_turns: int = 4
     max_new_tokens: int = 4096
-    """Generated tokens over the whole episode."""
+    """Generated tokens over the whole episode ("tokens")."""
     max_context: int = 8192
-    """Total tokens (prompt, feedback and generations)."""
+    """Total tokens: prompt, feedback and generations ("context")."""
     wall_s: float | None = None
+    """Seconds from the episode's start; checked after each turn ("wall_time")."""
+    env_step_s: float = 120.0
+    """Deadline of one env step (a sandbox run, a verifier); past it the episode ends and
+    its env is abandoned ("env_timeout"). Nothing else can hang the loop."""
+    max_repeats: int = 0
+    """End after this many identical actions in a row ("repeated_action"); 0: off."""
+    max_env_timeouts: int = 0
+    """End after this many turns in a row whose run timed out in the sandbox
+    (info["status"] == "timeout") ("timeouts"); 0: off."""
+    patience: int = 0
+    """End after this many turns without a new best progress (info["progress"], else the
+    turn's reward) ("no_progress"); 0: off."""
 
 
 def _render(tokenizer, messages: Sequence[Message], generation_prompt: bool) -> str:
@@ -56,8 +72,8 @@ def feedback_ids(tokenizer, history: Sequence[Message], reply: str, reply_ids: S
 
 
 class _Episode:
-    def __init__(self, env, task: Task, tok) -> None:
-        self.env, self.task = env, task
+    def __init__(self, index: int, env, task: Task, tok, seed: int) -> None:
+        self.index, self.env, self.task, self.seed = index, env, task, seed
         self.messages = list(env.reset(task))
         self.ids = chat_prompt_ids(tok, self.messages)
         self.prompt_len = len(self.ids)
@@ -65,6 +81,11 @@ class _Episode:
         self.turns: list[Turn] = []
         self.generated = 0
         self.terminated, self.stop = False, ""
+        self.started = time.monotonic()
+        self.ended: float | None = None
+        self.best = float("-inf")
+        self.stale = 0  # turns since progress last improved
+        self.timeouts = 0  # sandbox timeouts in a row
 
     def room(self, params: SamplingParams, budget: Budget) -> int:
         room = min(params.max_new_tokens, budget.max_new_tokens - self.generated, budget.max_context - len(self.ids))
@@ -72,73 +93,220 @@ class _Episode:
             self.stop = "tokens" if budget.max_new_tokens - self.generated <= 0 else "context"
         return room
 
+    def turn_seed(self) -> int:
+        """The random stream of this episode's next reply: fixed by (seed, episode, turn),
+        so it does not depend on batching or on how episodes are interleaved."""
+        return mix(self.seed, self.index, len(self.turns))
+
+    def record(self, comp: Completion, result: StepResult | None, env_s: float, error: str | None,
+               budget: Budget, tok) -> None:
+        """Append a reply and the env's answer (or its failure), then apply the budget and
+        watchdogs; if the episode goes on, append the feedback tokens for the next turn."""
+        start = len(self.ids)
+        self.ids += comp.token_ids
+        self.mask += [1] * len(comp.token_ids)
+        self.logprobs += comp.logprobs
+        self.generated += len(comp.token_ids)
+        self.messages.append(Message("assistant", comp.text))
+        if result is None:  # the env failed or missed its deadline: end here, report why
+            self.turns.append(Turn(action=comp.text, feedback=(), reward=0.0, info={"error": error},
+                                   span=(start, len(self.ids)), env_s=env_s))
+            self.stop = "env_timeout" if error and error.startswith("timeout") else "env_error"
+            return
+        self.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
+                               info=dict(result.info), span=(start, len(self.ids)), env_s=env_s))
+        if result.terminated or result.truncated:
+            self.terminated = result.terminated
+            self.stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
+            return
+        self.stop = self._watchdog(result, budget)
+        if not self.stop:
+            extra = feedback_ids(tok, self.messages[:-1], comp.text, comp.token_ids, result.messages)
+            self.ids += extra
+            self.mask += [0] * len(extra)
+            self.logprobs += [0.0] * len(extra)
+            self.messages += result.messages
+
+    def _watchdog(self, result: StepResult, budget: Budget) -> str:
+        """Why to cut a continuing episode now, or "" to go on."""
+        progress = float(result.info.get("progress", result.reward))
+        self.stale = 0 if progress > self.best else self.stale + 1
+        self.best = max(self.best, progress)
+        self.timeouts = self.timeouts + 1 if result.info.get("status") == "timeout" else 0
+        actions = [t.action for t in self.turns]
+        if len(self.turns) >= budget.max_turns:
+            return "turns"
+        if budget.wall_s is not None and time.monotonic() - self.started > budget.wall_s:
+            return "wall_time"
+        if budget.max_repeats and len(actions) >= budget.max_repeats and len(set(actions[-budget.max_repeats:])) == 1:
+            return "repeated_action"
+        if budget.max_env_timeouts and self.timeouts >= budget.max_env_timeouts:
+            return "timeouts"
+        if budget.patience and self.stale >= budget.patience:
+            return "no_progress"
+        return ""
+
     def trajectory(self) -> Trajectory:
         return Trajectory(
             task_id=self.task.id, messages=tuple(self.messages), token_ids=tuple(self.ids),
             loss_mask=tuple(self.mask), logprobs=tuple(self.logprobs), turns=tuple(self.turns),
             reward=sum(t.reward for t in self.turns), terminated=self.terminated, truncated=not self.terminated,
             stop_reason=self.stop, prompt_len=self.prompt_len,
+            wall_s=(self.ended or time.monotonic()) - self.started,
         )
 
 
-def _timed_step(env, action: str):
-    t = time.perf_counter()
-    result = env.step(action)
-    return result, time.perf_counter() - t
+class EnvWorkers:
+    """Daemon threads that run env steps, each with a deadline.
+
+    A step that overruns `deadline_s` is reported as a timeout and abandoned: its thread is
+    left to finish (or hang) on its own, a fresh thread takes its place, and a late answer
+    is dropped. Exceptions come back as errors. So an env can neither hang nor crash the loop.
+    """
+
+    def __init__(self, threads: int, deadline_s: float) -> None:
+        self.deadline_s = deadline_s
+        self.jobs: queue.Queue = queue.Queue()
+        self.results: queue.Queue = queue.Queue()
+        self.started: dict[int, float] = {}
+        self.inflight: set[int] = set()
+        self.threads = threads
+        for _ in range(threads):
+            self._spawn()
+
+    def _spawn(self) -> None:
+        threading.Thread(target=self._work, daemon=True, name="env-step").start()
+
+    def _work(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            key, env, action = job
+            self.started[key] = time.monotonic()
+            t = time.perf_counter()
+            try:
+                result, error = env.step(action), None
+            except Exception as exc:  # noqa: BLE001 - any env failure ends its episode, reported
+                result, error = None, f"{type(exc).__name__}: {exc}"
+            self.results.put((key, result, error, time.perf_counter() - t))
+
+    def submit(self, key: int, env, action: str) -> None:
+        self.inflight.add(key)
+        self.jobs.put((key, env, action))
+
+    def poll(self, timeout: float = 0.0) -> list[tuple[int, StepResult | None, str | None, float]]:
+        """Answers that arrived (waiting up to `timeout` for the first), plus the steps that
+        passed their deadline: (key, result or None, error or None, seconds)."""
+        out = []
+        try:
+            item = self.results.get(timeout=timeout) if timeout > 0 else self.results.get_nowait()
+            while True:
+                if item[0] in self.inflight:
+                    self.inflight.discard(item[0])
+                    self.started.pop(item[0], None)
+                    out.append(item)
+                item = self.results.get_nowait()
+        except queue.Empty:
+            pass
+        now = time.monotonic()
+        for key in [k for k in self.inflight if now - self.started.get(k, now) > self.deadline_s]:
+            self.inflight.discard(key)
+            self.started.pop(key, None)
+            out.append((key, None, f"timeout: env step exceeded its {self.deadline_s:g} s deadline", self.deadline_s))
+            self._spawn()  # the stuck thread no longer counts
+        return out
+
+    def close(self) -> None:
+        for _ in range(self.threads):
+            self.jobs.put(None)
 
 
-def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams,
-                 budget: Budget = Budget(), env_workers: int = 8) -> list[Trajectory]:
-    """Play one episode per task, all at once: every round, the episodes still running
-    generate together in one batch, then their envs step concurrently (`env_workers`
-    threads; `make_env()` builds one env per episode, so no two threads share one).
-    Same result per episode as `run_episode`, many times faster."""
+def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams, budget: Budget = Budget(),
+                 env_workers: int = 8, overlap: bool = False, on_done=None,
+                 ids: Sequence[int] | None = None) -> list[Trajectory]:
+    """Play one episode per task, all at once.
+
+    rounds (default): every round, the episodes still running generate together, then their
+    env steps run concurrently (`env_workers` threads). overlap: generation never waits for
+    the envs; an episode's reply goes to the env workers the moment it is sampled and its
+    next turn joins the running batch as soon as the env answers (needs a client with
+    `engine`, i.e. HFClient). Both give each episode the same random stream, so the same
+    trajectories up to floating-point noise in batched kernels.
+
+    `make_env()` builds one env per episode (an env holds its episode's state).
+    `on_done(id, trajectory)` is called as each episode ends, e.g. to store it at once.
+    `ids` name the episodes (default 0..n-1); an episode's random stream is fixed by
+    (params.seed, id, turn), so a subset replayed with the same ids replays identically.
+    """
     if params.n != 1:
         raise TaskError("run_episodes plays one episode per task: use SamplingParams(n=1) and repeat tasks for more")
     tok = client.tokenizer
-    t0 = time.monotonic()
-    episodes = [_Episode(make_env(), task, tok) for task in tasks]
+    seed = params.seed if params.seed is not None else random.getrandbits(62)
+    ids = list(range(len(tasks))) if ids is None else list(ids)
+    episodes = [_Episode(i, make_env(), task, tok, seed) for i, task in zip(ids, tasks)]
+    workers = EnvWorkers(max(1, min(env_workers, len(episodes))), budget.env_step_s)
+    try:
+        (_overlapped if overlap else _rounds)(episodes, client, params, budget, workers, tok, on_done)
+    finally:
+        workers.close()
+    return [e.trajectory() for e in episodes]
+
+
+def _finish_if_stopped(e: _Episode, on_done) -> bool:
+    if e.stop and e.ended is None:
+        e.ended = time.monotonic()
+        if on_done is not None:
+            on_done(e.index, e.trajectory())
+    return bool(e.stop)
+
+
+def _rounds(episodes, client, params, budget, workers, tok, on_done) -> None:
     active = list(episodes)
-    round_ = 0
     while active:
         rooms = [e.room(params, budget) for e in active]
+        for e in active:
+            _finish_if_stopped(e, on_done)  # out of room
         active = [e for e, r in zip(active, rooms) if r > 0]
         rooms = [r for r in rooms if r > 0]
         if not active:
             break
-        # One batch per distinct token allowance (usually all the same).
-        for room in sorted(set(rooms)):
+        comps: dict[int, Completion] = {}
+        for room in sorted(set(rooms)):  # one batch per distinct token allowance (usually one)
             group = [e for e, r in zip(active, rooms) if r == room]
-            comps = client.generate_ids([e.ids for e in group], SamplingParams(
-                temperature=params.temperature, top_p=params.top_p, max_new_tokens=room, stop=params.stop,
-                seed=None if params.seed is None else params.seed + round_))
-            with ThreadPoolExecutor(max(1, min(env_workers, len(group)))) as pool:
-                steps = list(pool.map(_timed_step, [e.env for e in group], [c.text for c in comps]))
-            for e, comp, (result, env_s) in zip(group, comps, steps):
-                start = len(e.ids)
-                e.ids += comp.token_ids
-                e.mask += [1] * len(comp.token_ids)
-                e.logprobs += comp.logprobs
-                e.generated += len(comp.token_ids)
-                e.messages.append(Message("assistant", comp.text))
-                e.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
-                                    info=dict(result.info), span=(start, len(e.ids)), env_s=env_s))
-                if result.terminated or result.truncated:
-                    e.terminated = result.terminated
-                    e.stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
-                elif len(e.turns) >= budget.max_turns:
-                    e.stop = "turns"
-                elif budget.wall_s is not None and time.monotonic() - t0 > budget.wall_s:
-                    e.stop = "wall_time"
-                else:
-                    extra = feedback_ids(tok, e.messages[:-1], comp.text, comp.token_ids, result.messages)
-                    e.ids += extra
-                    e.mask += [0] * len(extra)
-                    e.logprobs += [0.0] * len(extra)
-                    e.messages += result.messages
-        active = [e for e in active if not e.stop]
-        round_ += 1
-    return [e.trajectory() for e in episodes]
+            out = client.generate_ids([e.ids for e in group], replace(params, max_new_tokens=room),
+                                      seeds=[[e.turn_seed()] for e in group])
+            comps |= {e.index: c for e, c in zip(group, out)}
+        for e in active:
+            workers.submit(e.index, e.env, comps[e.index].text)
+        by_id = {e.index: e for e in active}
+        while workers.inflight:
+            for key, result, error, env_s in workers.poll(timeout=0.05):
+                by_id[key].record(comps[key], result, env_s, error, budget, tok)
+        active = [e for e in active if not _finish_if_stopped(e, on_done)]
+
+
+def _overlapped(episodes, client, params, budget, workers, tok, on_done) -> None:
+    engine = client.engine(params)
+    replies: dict[int, Completion] = {}
+    by_id = {e.index: e for e in episodes}
+
+    def enqueue(e: _Episode) -> None:
+        room = e.room(params, budget)
+        if room > 0:
+            engine.submit(Request(tuple(e.ids), (e.turn_seed(),), room, tag=e.index))
+        else:
+            _finish_if_stopped(e, on_done)
+
+    for e in episodes:
+        enqueue(e)
+    with client.evaluating():
+        while engine.busy or workers.inflight:
+            for f in engine.step() if engine.busy else ():
+                replies[f.request.tag] = f.completion
+                workers.submit(f.request.tag, by_id[f.request.tag].env, f.completion.text)
+            for key, result, error, env_s in workers.poll(timeout=0.0 if engine.busy else 0.05):
+                e = by_id[key]
+                e.record(replies.pop(key), result, env_s, error, budget, tok)
+                if not _finish_if_stopped(e, on_done):
+                    enqueue(e)
 
 
 def run_episode(env, task: Task, client, params: SamplingParams, budget: Budget = Budget()) -> Trajectory:

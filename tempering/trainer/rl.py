@@ -34,8 +34,10 @@ from tempering.algorithms.kl import AdaptiveKL
 from tempering.algorithms.losses import Norm, overlong_penalty, policy_loss
 from tempering.config import Config
 from tempering.envs import SingleTurnEnv
-from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.rollout import Budget, HFClient, chat_prompt_ids, run_episodes
+from tempering.rollout.engine import row_seeds
 from tempering.scheduler import FamilyCurriculum
+from tempering.scheduler.store import EpisodeRecord, Store
 from tempering.trainer.logprobs import group_logprobs
 from tempering.types import Completion, SamplingParams, Score, Task, Trajectory
 
@@ -79,13 +81,33 @@ class Group:
                    [s.passed for s in scores], [1] * len(completions), [c.finish_reason == "length" for c in completions])
 
     @classmethod
-    def from_trajectories(cls, task, family, trajectories: list[Trajectory]) -> "Group":
-        n = trajectories[0].prompt_len
-        return cls(task, family, trajectories[0].token_ids[:n], [t.token_ids[n:] for t in trajectories],
-                   [t.loss_mask[n:] for t in trajectories], [t.reward for t in trajectories],
-                   [bool(t.turns and t.turns[-1].info.get("passed")) for t in trajectories],
-                   [len(t.turns) for t in trajectories], [t.stop_reason in ("tokens", "context") for t in trajectories],
-                   sum(tu.env_s for t in trajectories for tu in t.turns))
+    def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
+        return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
+                   [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
+                   [r.truncated for r in records], sum(r.env_s for r in records))
+
+
+def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,
+                      env_s: float) -> EpisodeRecord:
+    """A single-turn attempt as a stored episode."""
+    truncated = c.finish_reason == "length"
+    return EpisodeRecord(*key, task.id, task.domain, family, score.value, score.passed, 1, truncated,
+                         "tokens" if truncated else "terminated", env_s, c.prompt_ids, c.token_ids,
+                         (1,) * len(c.token_ids), turn_records=({
+                             "reward": score.value, "status": score.details.get("status"), "env_s": env_s,
+                             "reply": c.text, "info": score.details},))
+
+
+def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajectory) -> EpisodeRecord:
+    """A multi-turn episode as a stored episode, with each turn's reply, feedback and record."""
+    n = t.prompt_len
+    turns = tuple({"reward": u.reward, "status": u.info.get("status"), "env_s": u.env_s, "reply": u.action,
+                   "feedback": "\n\n".join(m.content for m in u.feedback),
+                   "info": {k: v for k, v in u.info.items() if k != "code"}} for u in t.turns)
+    passed = bool(t.turns and t.turns[-1].info.get("passed"))
+    return EpisodeRecord(*key, task.id, task.domain, family, t.reward, passed, len(t.turns),
+                         t.stop_reason in ("tokens", "context"), t.stop_reason, sum(u.env_s for u in t.turns),
+                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, turns)
 
 
 class RLStep:
@@ -110,6 +132,8 @@ class RLStep:
         self.multi_turn = config.rollout.max_turns > 1
         self.curriculum = FamilyCurriculum(env.families if config.train.curriculum else ())
         self.cursor = 0  # index of the next training task: the data-loader position
+        self.store: Store | None = None
+        """Where finished attempts go (set by the run loop); None keeps nothing."""
 
     # -- state for exact resume -------------------------------------------------------------
     def state_dict(self) -> dict:
@@ -140,32 +164,27 @@ class RLStep:
     def collect(self, step: int) -> tuple[list[Group], list[Group], dict]:
         """Sample rounds of groups until enough are informative (DAPO's dynamic sampling).
 
+        Every attempt is written to the store as it finishes; attempts already there (from a
+        run killed after sampling them) are read back instead of sampled again.
         Returns (groups to train on, every group sampled, timings).
         """
         r = self.cfg.rollout
-        params_base = dict(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, n=r.group_size)
-        informative, sampled, t_gen, t_score, tokens = [], [], 0.0, 0.0, 0
+        informative, sampled, t_gen, t_score, tokens, reused = [], [], 0.0, 0.0, 0, 0
         for rnd in range(r.max_rounds_per_step):
             rng = random.Random(f"{self.cfg.seed}|{step}|{rnd}")
             families = self.curriculum.sample(rng, r.prompts_per_step)
             tasks = [self.env.task(self.cfg.env.split, self.cursor + i, fam) for i, fam in enumerate(families)]
             self.cursor += len(tasks)
-            t = time.perf_counter()
             seed = rng.randrange(2**62)
-            if self.multi_turn:
-                groups = self._play(tasks, families, seed)
-                t_env = sum(g.env_s for g in groups)
-                t_gen += time.perf_counter() - t - t_env
-                t_score += t_env
-            else:
-                completions = self.client.generate([task.prompt for task in tasks], SamplingParams(**params_base, seed=seed))
-                t_gen += time.perf_counter() - t
-                t = time.perf_counter()
-                groups = []
-                for i, (task, fam) in enumerate(zip(tasks, families)):
-                    comps = completions[i * r.group_size : (i + 1) * r.group_size]
-                    groups.append(Group.from_completions(task, fam, comps, [self.env.verify(task, c.text) for c in comps]))
-                t_score += time.perf_counter() - t
+            stored = {e.slot: e for e in self.store.episodes(step, rnd)} if self.store is not None else {}
+            reused += len(stored)
+            t = time.perf_counter()
+            records, t_env = (self._play if self.multi_turn else self._sample)(step, rnd, tasks, families, seed, stored)
+            t_gen += time.perf_counter() - t - t_env
+            t_score += t_env
+            g = r.group_size
+            groups = [Group.from_records(task, fam, records[i * g:(i + 1) * g])
+                      for i, (task, fam) in enumerate(zip(tasks, families))]
             t = time.perf_counter()
             self._mix_rewards(groups)
             t_score += time.perf_counter() - t
@@ -177,8 +196,56 @@ class RLStep:
                     informative.append(group)
             if len(informative) >= r.min_informative_groups or not self.cfg.algorithm.drop_zero_variance:
                 break
-        timing = {"time_generate": t_gen, "time_score": t_score, "tokens_per_s": tokens / max(t_gen, 1e-9), "rounds": rnd + 1}
+        timing = {"time_generate": t_gen, "time_score": t_score, "tokens_per_s": tokens / max(t_gen, 1e-9),
+                  "rounds": rnd + 1, "episodes_reused": reused}
         return (informative if self.cfg.algorithm.drop_zero_variance else sampled), sampled, timing
+
+    def _keep(self, record: EpisodeRecord) -> EpisodeRecord:
+        if self.store is not None:
+            self.store.add_episode(record)
+        return record
+
+    def _sample(self, step, rnd, tasks, families, seed, stored) -> tuple[list[EpisodeRecord], float]:
+        """G single-turn attempts per task (one batch, shared prompt caches), each verified.
+        Prompts whose attempts are all stored are not sampled again; sample j of prompt i
+        always draws from the stream (seed, i, j). Returns (records, env seconds)."""
+        r = self.cfg.rollout
+        g = r.group_size
+        todo = [i for i in range(len(tasks)) if any(i * g + j not in stored for j in range(g))]
+        params = SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, n=g, seed=seed)
+        comps = self.client.generate_ids([chat_prompt_ids(self.tokenizer, tasks[i].prompt) for i in todo], params,
+                                         seeds=[row_seeds(seed, i, g) for i in todo])
+        records, t_env = dict(stored), 0.0
+        for k, i in enumerate(todo):
+            for j, c in enumerate(comps[k * g:(k + 1) * g]):
+                t = time.perf_counter()
+                score = self.env.verify(tasks[i], c.text)
+                env_s = time.perf_counter() - t
+                t_env += env_s
+                if i * g + j not in stored:
+                    records[i * g + j] = self._keep(completion_record((step, rnd, i * g + j), tasks[i], families[i], c,
+                                                                      score, env_s))
+        return [records[s] for s in range(len(tasks) * g)], t_env
+
+    def _play(self, step, rnd, tasks, families, seed, stored) -> tuple[list[EpisodeRecord], float]:
+        """G multi-turn episodes per task, batched together (one env copy per episode: an env
+        keeps its episode's state). Each is stored the moment it ends; stored ones are not
+        played again. Returns (records, env seconds)."""
+        r = self.cfg.rollout
+        g = r.group_size
+        slots = [s for s in range(len(tasks) * g) if s not in stored]
+        records = dict(stored)
+
+        def done(slot: int, traj: Trajectory) -> None:
+            records[slot] = self._keep(trajectory_record((step, rnd, slot), tasks[slot // g], families[slot // g], traj))
+
+        budget = Budget(max_turns=r.max_turns, max_new_tokens=r.max_new_tokens * r.max_turns,
+                        wall_s=r.episode_wall_s or None, env_step_s=r.env_step_s, max_repeats=r.max_repeats,
+                        max_env_timeouts=r.max_env_timeouts, patience=r.patience)
+        run_episodes(lambda: copy.copy(self.env), [tasks[s // g] for s in slots], self.client,
+                     SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, seed=seed),
+                     budget, overlap=r.pipeline == "overlap", on_done=done, ids=slots)
+        return [records[s] for s in range(len(tasks) * g)], sum(records[s].env_s for s in slots)
 
     def _mix_rewards(self, groups: list[Group]) -> None:
         """reward = verifier_weight * verifier score + model_weight * reward-model score."""
@@ -191,18 +258,6 @@ class RLStep:
         for i, g in enumerate(groups):
             g.rewards = [w.verifier_weight * r + (w.model_weight * model_scores[i][j] if model_scores else 0.0)
                          for j, r in enumerate(g.rewards)]
-
-    def _play(self, tasks: list[Task], families: list, seed: int) -> list[Group]:
-        """G multi-turn episodes per task, all batched together; one env copy per episode
-        (an env keeps its episode's state between reset and the last step)."""
-        r = self.cfg.rollout
-        g = r.group_size
-        trajectories = run_episodes(
-            lambda: copy.copy(self.env), [t for t in tasks for _ in range(g)], self.client,
-            SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, seed=seed),
-            Budget(max_turns=r.max_turns, max_new_tokens=r.max_new_tokens * r.max_turns))
-        return [Group.from_trajectories(task, fam, trajectories[i * g:(i + 1) * g])
-                for i, (task, fam) in enumerate(zip(tasks, families))]
 
     def update(self, batch: list[Group]) -> dict:
         """Advantages for the batch, then one optimiser step per epoch; gradients accumulate

@@ -3,6 +3,7 @@
     runs/<name>/config.yaml         the full resolved config
     runs/<name>/metrics.jsonl       one JSON line per step
     runs/<name>/checkpoints/step-N  HF weights + optimiser + trainer state
+    runs/<name>/store.sqlite        every episode, turn, artifact and step metric (scheduler.store)
 
 Every source of randomness in a step is derived from (seed, step), and the data cursor and
 curriculum are checkpointed, so a resumed run continues exactly where the saved one was.
@@ -24,6 +25,7 @@ from tempering import envs
 from tempering.config import RL_ALGORITHMS, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
+from tempering.scheduler.store import STORE_FILE, Store
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from tempering.trainer.validate import validate
 
@@ -163,6 +165,11 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     loaded = _load_model(cfg, ckpt, policy)
     optimizer, scheduler = _optimizer(cfg, loaded.model)
     runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt)
+    store = Store(run_dir / STORE_FILE)
+    store.register_run(cfg.name, cfg.algorithm.name, cfg.env.id if cfg.algorithm.name in RL_ALGORITHMS else cfg.data.path,
+                       cfg.model.name, to_dict(cfg))
+    if hasattr(runner, "store"):
+        runner.store = store
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt, optimizer, scheduler)
@@ -184,12 +191,14 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")
+            store.add_metrics(step, metrics)
             if step % cfg.train.save_every == 0 or step == total:
                 _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
             durations.append(time.monotonic() - t_step)
             bar.update(task, completed=step, info=runner.summary(metrics))
     if step % cfg.train.save_every != 0 and step != total and step > start:
         _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+    store.close()
     return logged
 
 

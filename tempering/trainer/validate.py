@@ -13,6 +13,7 @@ from tempering.config import (OFFLINE_ALGORITHMS, RL_ALGORITHMS, Config, CriticC
 from tempering.errors import ConfigError
 
 SCHEDULES = ("constant", "cosine")
+PIPELINES = ("rounds", "overlap")
 
 
 def _choice(key: str, value, allowed) -> None:
@@ -40,6 +41,7 @@ def validate(cfg: Config) -> None:
     _choice("algorithm.kl_in", a.kl_in, ("loss", "reward"))
     _choice("preference.loss", cfg.preference.loss, DPO_LOSSES)
     _choice("optim.schedule", o.schedule, SCHEDULES)
+    _choice("rollout.pipeline", r.pipeline, PIPELINES)
     positive = {"rollout.prompts_per_step": r.prompts_per_step, "rollout.group_size": r.group_size,
                 "rollout.max_new_tokens": r.max_new_tokens, "rollout.max_rounds_per_step": r.max_rounds_per_step,
                 "rollout.max_turns": r.max_turns, "algorithm.epochs": a.epochs, "optim.grad_accum": o.grad_accum,
@@ -51,9 +53,16 @@ def validate(cfg: Config) -> None:
     for key, value in {"algorithm.clip_eps": a.clip_eps, "algorithm.clip_eps_high": a.clip_eps_high,
                        "algorithm.beta": a.beta, "algorithm.entropy_coef": a.entropy_coef,
                        "algorithm.overlong_buffer": a.overlong_buffer, "lora.rank": cfg.lora.rank,
-                       "optim.lr": o.lr, "optim.warmup_steps": o.warmup_steps}.items():
+                       "optim.lr": o.lr, "optim.warmup_steps": o.warmup_steps, "rollout.episode_wall_s": r.episode_wall_s,
+                       "rollout.max_repeats": r.max_repeats, "rollout.max_env_timeouts": r.max_env_timeouts,
+                       "rollout.patience": r.patience}.items():
         if value < 0:
             raise ConfigError(f"{key} must not be negative, got {value}")
+    if r.env_step_s <= 0:
+        raise ConfigError(f"rollout.env_step_s is the deadline of one env step and must be positive, got {r.env_step_s}")
+    if r.pipeline == "overlap" and r.max_turns == 1:
+        raise ConfigError("rollout.pipeline overlap interleaves the turns of multi-turn episodes: set rollout.max_turns "
+                          "above 1, or use pipeline rounds (single-turn sampling already batches continuously)")
     if a.kl_target is not None and a.beta <= 0:
         raise ConfigError("algorithm.kl_target adapts the KL coefficient, which starts at algorithm.beta: "
                           "set algorithm.beta > 0 (e.g. 0.01) or remove kl_target")

@@ -51,7 +51,7 @@ def test_run_episode_stops_on_a_wrapped_limit(tiny):
     class Echo:
         tokenizer = tiny.tokenizer
 
-        def generate_ids(self, prompt_ids, params):
+        def generate_ids(self, prompt_ids, params, seeds=None):
             ids = tiny.tokenizer.encode("ok", add_special_tokens=False)
             return [Completion("ok", tuple(prompt_ids[0]), tuple(ids), tuple(0.0 for _ in ids), "length")]
 

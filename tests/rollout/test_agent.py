@@ -16,7 +16,7 @@ class ScriptedClient:
     def __init__(self, tokenizer, replies: list[str], cut: set[int] = frozenset()):
         self.tokenizer, self.replies, self.cut, self.calls = tokenizer, replies, cut, []
 
-    def generate_ids(self, prompt_ids, params):
+    def generate_ids(self, prompt_ids, params, seeds=None):
         turn = len(self.calls)
         self.calls.append(list(prompt_ids[0]))
         text = self.replies[turn]

@@ -23,7 +23,7 @@ from tempering.trainer.data import load_pairs, pack, pad_batch, tokenize_chat
 from tempering.trainer.make_data import sft_rows, write_jsonl
 from tempering.types import Message
 
-TIMING = {"time_step", "time_generate", "time_score", "time_update", "tokens_per_s"}
+TIMING = {"time_step", "time_generate", "time_score", "time_update", "tokens_per_s", "episodes_reused"}
 
 
 @pytest.fixture(scope="module")

@@ -105,7 +105,10 @@ class RepairEnv(SynthEnv):
         task = self._task
         visible = _check(task, action, cases=task.reference.metadata["visible"])
         self._turn += 1
-        info = {"turn": self._turn, "code": action, "visible": visible.details}
+        d = visible.details
+        # status and progress (share of the examples passed) feed the rollout watchdogs
+        info = {"turn": self._turn, "code": action, "visible": d, "status": d.get("status"),
+                "progress": d.get("checks_passed", 0) / max(1, d.get("checks_total", 0))}
         if not visible.passed and self._turn < self.max_turns:
             msg = Message("user", feedback(visible, self._turn, self.max_turns))
             return StepResult((msg,), 0.0, False, False, {**info, "passed": False})

@@ -1,0 +1,107 @@
+"""Overlapped episodes, env deadlines and the watchdogs that cut runaway attempts."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.types import Message, SamplingParams, StepResult, Task
+
+TASKS = [Task(id=f"t{i}", domain="test", prompt=(Message("user", f"Task number {i}: fix it."),), reference=None)
+         for i in range(6)]
+
+
+class SlowEnv:
+    """Never satisfied; each step takes a task-dependent few milliseconds, so in overlap
+    mode episodes finish their turns in a different order than they started them."""
+
+    id = "test/slow-v0"
+
+    def reset(self, task):
+        self.task, self.turn = task, 0
+        return list(task.prompt)
+
+    def step(self, action):
+        self.turn += 1
+        time.sleep(0.002 * (int(self.task.id[1:]) % 3))
+        return StepResult((Message("user", f"Still wrong after {self.turn} tries."),), 0.1 * self.turn, False, False,
+                          {"progress": self.turn})
+
+
+def test_overlap_gives_the_same_trajectories_as_rounds(tiny):
+    client = HFClient(tiny.model, tiny.tokenizer, max_batch=4)  # fewer slots than episodes: rows join mid-decode
+    params = SamplingParams(temperature=1.0, max_new_tokens=7, seed=11)
+    budget = Budget(max_turns=3)
+    rounds = run_episodes(SlowEnv, TASKS, client, params, budget)
+    overlap = run_episodes(SlowEnv, TASKS, client, params, budget, overlap=True)
+    assert [t.token_ids for t in rounds] == [t.token_ids for t in overlap]
+    assert [t.loss_mask for t in rounds] == [t.loss_mask for t in overlap]
+    assert [t.stop_reason for t in overlap] == ["turns"] * len(TASKS)
+    assert len({t.token_ids[t.prompt_len:] for t in overlap}) == len(TASKS)  # really sampled
+
+
+class HangingEnv(SlowEnv):
+    """Task t1 hangs forever in step; t2 raises."""
+
+    release = threading.Event()
+
+    def step(self, action):
+        if self.task.id == "t1":
+            self.release.wait()
+        if self.task.id == "t2":
+            raise RuntimeError("sandbox connection lost")
+        return super().step(action)
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_a_hanging_env_is_cut_at_its_deadline_and_the_rest_completes(tiny, overlap):
+    client = HFClient(tiny.model, tiny.tokenizer)
+    t = time.monotonic()
+    out = run_episodes(HangingEnv, TASKS[:4], client, SamplingParams(temperature=1.0, max_new_tokens=5, seed=0),
+                       Budget(max_turns=2, env_step_s=0.5), overlap=overlap)
+    took = time.monotonic() - t
+    assert [o.stop_reason for o in out] == ["turns", "env_timeout", "env_error", "turns"]
+    assert "0.5 s deadline" in out[1].turns[-1].info["error"]
+    assert "RuntimeError: sandbox connection lost" in out[2].turns[-1].info["error"]
+    assert len(out[0].turns) == len(out[3].turns) == 2
+    assert took < 30  # returned at all: the hung step did not hold the loop
+
+
+class StubbornClient:
+    """Replies the same text every time (a model stuck in a loop)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def generate_ids(self, prompt_ids, params, seeds=None):
+        from tempering.types import Completion
+
+        ids = self.tokenizer.encode("print(1)", add_special_tokens=False)
+        return [Completion("print(1)", tuple(p), tuple(ids), tuple(-1.0 for _ in ids), "stop") for p in prompt_ids]
+
+
+class ScriptedEnv(SlowEnv):
+    def __init__(self, infos):
+        self.infos = infos
+
+    def step(self, action):
+        self.turn += 1
+        return StepResult((Message("user", "again"),), 0.0, False, False, self.infos[self.turn - 1])
+
+
+@pytest.mark.parametrize("budget, infos, reason, turns", [
+    (Budget(max_turns=9, max_repeats=3), [{}] * 9, "repeated_action", 3),
+    (Budget(max_turns=9, max_env_timeouts=2), [{"status": "timeout"}, {"status": "failed"}, {"status": "timeout"},
+                                               {"status": "timeout"}] + [{}] * 5, "timeouts", 4),
+    (Budget(max_turns=9, patience=2), [{"progress": p} for p in (0.2, 0.5, 0.5, 0.6, 0.6, 0.4, 0.9, 1, 1)],
+     "no_progress", 6),
+    (Budget(max_turns=9, wall_s=0.0), [{}] * 9, "wall_time", 1),
+])
+def test_watchdogs_cut_runaway_attempts_with_a_reason(tiny, budget, infos, reason, turns):
+    out = run_episodes(lambda: ScriptedEnv(infos), TASKS[:1], StubbornClient(tiny.tokenizer),
+                       SamplingParams(max_new_tokens=16), budget)[0]
+    assert (out.stop_reason, len(out.turns)) == (reason, turns)
+    assert not out.terminated and out.truncated
