@@ -32,6 +32,8 @@ class EnvConfig:
     """Environment id from `temper envs list`."""
     split: str = "train"
     """Training split; evaluation always uses `test`."""
+    mix: dict[str, float] = field(default_factory=dict)
+    """Multi-domain training: env id -> weight; each step's prompts split across them in these proportions (set id: mix)."""
 
 
 @dataclass(frozen=True)
@@ -204,8 +206,24 @@ class TrainConfig:
     """Most recent checkpoints kept on disk."""
     curriculum: bool = True
     """Sample task families in proportion to how often they give informative groups."""
+    replay: float = 0.0
+    """Share of prompts that revisit earlier tasks with mixed outcomes (weighted by p(1-p) of their pass rate)."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass: less memory, about a third more time."""
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    backend: str = "local"
+    """Where rollouts run: local (this process) or ray (rollout and sandbox workers as Ray actors)."""
+    address: str | None = None
+    """Ray cluster to join (e.g. ray://head:10001 or auto); unset starts a local Ray instance."""
+    rollout_workers: int = 2
+    """Ray: actors that each hold a copy of the policy and sample a shard of the prompts."""
+    sandbox_workers: int = 2
+    """Ray: actors that run env steps and verifiers."""
+    env_workers: int = 8
+    """Threads per process that run env steps concurrently (sandbox runs release the GIL)."""
 
 
 @dataclass(frozen=True)
@@ -235,6 +253,7 @@ class Config:
     lora: LoraConfig = field(default_factory=LoraConfig)
     optim: OptimConfig = field(default_factory=OptimConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
 
@@ -299,6 +318,12 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
             return None
         (hint,) = [a for a in typing.get_args(hint) if a is not type(None)]
         origin = typing.get_origin(hint)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"config key {key!r} takes a mapping, e.g. {{math/arith-v1: 1.0, code/synth-v1: 1.0}}, "
+                              f"got {value!r}")
+        k_hint, v_hint = typing.get_args(hint)
+        return {_coerce(k, k_hint, key): _coerce(v, v_hint, f"{key}.{k}") for k, v in value.items()}
     if origin is tuple and len(typing.get_args(hint)) == 2 and typing.get_args(hint)[1] is Ellipsis:
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"config key {key!r} takes a list, got {value!r}")

@@ -5,9 +5,9 @@
 """
 
 from tempering.envs.base import SPLITS, Env, SingleTurnEnv, split_of
-from tempering.envs.registry import list_envs, make
+from tempering.envs.registry import list_envs, make, make_from_config
 from tempering.envs.check import CheckReport, check_env
 
 list = list_envs  # noqa: A001  (envs.list() is the documented name)
 
-__all__ = ["SPLITS", "CheckReport", "Env", "SingleTurnEnv", "check_env", "list", "list_envs", "make", "split_of"]
+__all__ = ["SPLITS", "CheckReport", "Env", "SingleTurnEnv", "check_env", "list", "list_envs", "make", "make_from_config", "split_of"]

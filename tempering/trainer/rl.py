@@ -21,7 +21,6 @@ grpo averages per sequence first; dr_grpo divides by a constant length instead.
 
 from __future__ import annotations
 
-import copy
 import random
 import time
 from dataclasses import dataclass, field
@@ -34,9 +33,10 @@ from tempering.algorithms.kl import AdaptiveKL
 from tempering.algorithms.losses import Norm, overlong_penalty, policy_loss
 from tempering.config import Config
 from tempering.envs import SingleTurnEnv
-from tempering.rollout import Budget, HFClient, chat_prompt_ids, run_episodes
+from tempering.rollout import Budget, chat_prompt_ids
 from tempering.rollout.engine import row_seeds
-from tempering.scheduler import FamilyCurriculum
+from tempering.scheduler.priorities import TaskSampler
+from tempering.scheduler.backends import make_rollout
 from tempering.scheduler.store import EpisodeRecord, Store
 from tempering.trainer.logprobs import group_logprobs
 from tempering.types import Completion, SamplingParams, Score, Task, Trajectory
@@ -111,7 +111,7 @@ def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajecto
 
 
 class RLStep:
-    """Holds what persists between steps (data cursor, curriculum, KL coefficient, critic)
+    """Holds what persists between steps (task sampler, KL coefficient, critic)
     and runs one step."""
 
     def __init__(self, config: Config, env: SingleTurnEnv, policy, tokenizer, optimizer, scheduler, reference=None,
@@ -128,23 +128,23 @@ class RLStep:
         self.reward_model = reward_model
         """A `RewardModelScorer` when reward.model is set, else None."""
         self.kl_ctl = AdaptiveKL(config.algorithm.beta, config.algorithm.kl_target, config.algorithm.kl_horizon)
-        self.client = HFClient(policy, tokenizer, max_batch=config.rollout.prompts_per_step * config.rollout.group_size)
+        self.rollout = make_rollout(config, env, policy, tokenizer)
+        """Where sampling, verification and episodes run (scheduler.backend)."""
         self.multi_turn = config.rollout.max_turns > 1
-        self.curriculum = FamilyCurriculum(env.families if config.train.curriculum else ())
-        self.cursor = 0  # index of the next training task: the data-loader position
+        self.sampler = TaskSampler(env, config.env.split, config.train.curriculum, config.train.replay)
+        """Which tasks each round draws: domain quotas, family curriculum, replay of mixed tasks."""
         self.store: Store | None = None
         """Where finished attempts go (set by the run loop); None keeps nothing."""
 
     # -- state for exact resume -------------------------------------------------------------
     def state_dict(self) -> dict:
-        state = {"cursor": self.cursor, "curriculum": self.curriculum.state_dict(), "kl": self.kl_ctl.state_dict()}
+        state = {"sampler": self.sampler.state_dict(), "kl": self.kl_ctl.state_dict()}
         if self.reward_model is not None:
             state["reward_model"] = self.reward_model.state_dict()
         return state
 
     def load_state_dict(self, state: dict) -> None:
-        self.cursor = state["cursor"]
-        self.curriculum.load_state_dict(state["curriculum"])
+        self.sampler.load_state_dict(state["sampler"])
         self.kl_ctl.load_state_dict(state["kl"])
         if self.reward_model is not None:
             self.reward_model.load_state_dict(state["reward_model"])
@@ -172,9 +172,8 @@ class RLStep:
         informative, sampled, t_gen, t_score, tokens, reused = [], [], 0.0, 0.0, 0, 0
         for rnd in range(r.max_rounds_per_step):
             rng = random.Random(f"{self.cfg.seed}|{step}|{rnd}")
-            families = self.curriculum.sample(rng, r.prompts_per_step)
-            tasks = [self.env.task(self.cfg.env.split, self.cursor + i, fam) for i, fam in enumerate(families)]
-            self.cursor += len(tasks)
+            drawn = self.sampler.draw(rng, r.prompts_per_step)
+            tasks, families = [t for t, _ in drawn], [f for _, f in drawn]
             seed = rng.randrange(2**62)
             stored = {e.slot: e for e in self.store.episodes(step, rnd)} if self.store is not None else {}
             reused += len(stored)
@@ -190,7 +189,7 @@ class RLStep:
             t_score += time.perf_counter() - t
             for group in groups:
                 tokens += sum(sum(m) for m in group.masks)
-                self.curriculum.update(group.family, group.informative)
+                self.sampler.update(group.task, group.family, group.passed, group.informative)
                 sampled.append(group)
                 if group.informative:
                     informative.append(group)
@@ -213,18 +212,18 @@ class RLStep:
         g = r.group_size
         todo = [i for i in range(len(tasks)) if any(i * g + j not in stored for j in range(g))]
         params = SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, n=g, seed=seed)
-        comps = self.client.generate_ids([chat_prompt_ids(self.tokenizer, tasks[i].prompt) for i in todo], params,
-                                         seeds=[row_seeds(seed, i, g) for i in todo])
-        records, t_env = dict(stored), 0.0
+        comps = self.rollout.sample([chat_prompt_ids(self.tokenizer, tasks[i].prompt) for i in todo], params,
+                                    [row_seeds(seed, i, g) for i in todo])
+        t = time.perf_counter()
+        scores = self.rollout.verify([tasks[i] for i in todo for _ in range(g)], [c.text for c in comps])
+        t_env = time.perf_counter() - t
+        records = dict(stored)
         for k, i in enumerate(todo):
-            for j, c in enumerate(comps[k * g:(k + 1) * g]):
-                t = time.perf_counter()
-                score = self.env.verify(tasks[i], c.text)
-                env_s = time.perf_counter() - t
-                t_env += env_s
+            for j in range(g):
                 if i * g + j not in stored:
-                    records[i * g + j] = self._keep(completion_record((step, rnd, i * g + j), tasks[i], families[i], c,
-                                                                      score, env_s))
+                    score, env_s = scores[k * g + j]
+                    records[i * g + j] = self._keep(completion_record((step, rnd, i * g + j), tasks[i], families[i],
+                                                                      comps[k * g + j], score, env_s))
         return [records[s] for s in range(len(tasks) * g)], t_env
 
     def _play(self, step, rnd, tasks, families, seed, stored) -> tuple[list[EpisodeRecord], float]:
@@ -242,9 +241,9 @@ class RLStep:
         budget = Budget(max_turns=r.max_turns, max_new_tokens=r.max_new_tokens * r.max_turns,
                         wall_s=r.episode_wall_s or None, env_step_s=r.env_step_s, max_repeats=r.max_repeats,
                         max_env_timeouts=r.max_env_timeouts, patience=r.patience)
-        run_episodes(lambda: copy.copy(self.env), [tasks[s // g] for s in slots], self.client,
-                     SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens, seed=seed),
-                     budget, overlap=r.pipeline == "overlap", on_done=done, ids=slots)
+        self.rollout.play([tasks[s // g] for s in slots], slots,
+                          SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens,
+                                         seed=seed), budget, r.pipeline == "overlap", done)
         return [records[s] for s in range(len(tasks) * g)], sum(records[s].env_s for s in slots)
 
     def _mix_rewards(self, groups: list[Group]) -> None:
@@ -297,6 +296,7 @@ class RLStep:
             if self.critic is not None:
                 extra |= self.critic.update(batch, returns, masks)
         self.scheduler.step()
+        self.rollout.sync()  # rollout copies of the policy (ray workers) take the new weights
         self.policy.eval()
         kl = sums["kl"] / a.epochs if a.kl_in == "loss" else extra.get("kl_reward", 0.0)
         metrics = {k: v / a.epochs for k, v in sums.items()} | {"kl": kl, "beta": beta}
@@ -375,6 +375,11 @@ class RLStep:
             "groups_sampled": len(sampled), "groups_informative": sum(g.informative for g in sampled),
             "groups_trained": len(batch),
         }
+        if len(self.sampler.domains) > 1:  # multi-domain: pass rate and share of attempts per domain
+            for domain in self.sampler.domains:
+                mine = [p for g in sampled if g.task.id.startswith(domain + "/") for p in g.passed]
+                out[f"pass_rate/{domain}"] = sum(mine) / len(mine) if mine else 0.0
+                out[f"share/{domain}"] = len(mine) / len(passed)
         if self.multi_turn:  # how many attempts passed by each turn, and how long episodes ran
             turns = [t for g in sampled for t in g.turns]
             out["turns_mean"] = sum(turns) / len(turns)

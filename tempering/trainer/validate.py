@@ -14,6 +14,7 @@ from tempering.errors import ConfigError
 
 SCHEDULES = ("constant", "cosine")
 PIPELINES = ("rounds", "overlap")
+BACKENDS = ("local", "ray")
 
 
 def _choice(key: str, value, allowed) -> None:
@@ -42,11 +43,13 @@ def validate(cfg: Config) -> None:
     _choice("preference.loss", cfg.preference.loss, DPO_LOSSES)
     _choice("optim.schedule", o.schedule, SCHEDULES)
     _choice("rollout.pipeline", r.pipeline, PIPELINES)
+    _choice("scheduler.backend", cfg.scheduler.backend, BACKENDS)
     positive = {"rollout.prompts_per_step": r.prompts_per_step, "rollout.group_size": r.group_size,
                 "rollout.max_new_tokens": r.max_new_tokens, "rollout.max_rounds_per_step": r.max_rounds_per_step,
                 "rollout.max_turns": r.max_turns, "algorithm.epochs": a.epochs, "optim.grad_accum": o.grad_accum,
                 "data.batch_size": cfg.data.batch_size, "data.max_len": cfg.data.max_len,
-                "train.save_every": cfg.train.save_every}
+                "train.save_every": cfg.train.save_every, "scheduler.rollout_workers": cfg.scheduler.rollout_workers,
+                "scheduler.sandbox_workers": cfg.scheduler.sandbox_workers, "scheduler.env_workers": cfg.scheduler.env_workers}
     for key, value in positive.items():
         if value < 1:
             raise ConfigError(f"{key} must be at least 1, got {value}")

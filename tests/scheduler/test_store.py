@@ -59,6 +59,8 @@ def _kill_when(run_dir, args, ready, timeout=300):
                 try:
                     if ready(db):
                         break
+                except sqlite3.OperationalError:  # created but its tables not yet
+                    pass
                 finally:
                     db.close()
             assert proc.poll() is None, f"train exited early: {proc.stderr.read()[-2000:]}"

@@ -1,0 +1,65 @@
+"""Where rollouts run. The RL step asks a backend for three things and never cares where
+they happen:
+
+    sample(prompt_ids, params, seeds)  completions, n per prompt, sample j of prompt i from
+                                       the random stream seeds[i][j]
+    verify(tasks, texts)               (Score, seconds) per answer
+    play(tasks, ids, ...)              one multi-turn episode per task, stream fixed by its id
+    sync()                             the policy's weights changed: refresh any copies
+
+`LocalRollout` runs everything in this process, on the policy's own weights. `RayRollout`
+(`tempering.scheduler.ray_backend`) runs the same calls on rollout and sandbox actors.
+Because every sample draws from a stream fixed by its seed, not by its batch, both give
+the same trajectories for the same seeds.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Sequence
+
+from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.types import Completion, SamplingParams, Score, Task, Trajectory
+
+
+class LocalRollout:
+    def __init__(self, client: HFClient, env, env_workers: int = 8) -> None:
+        self.client, self.env, self.env_workers = client, env, env_workers
+
+    def sample(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
+               seeds: Sequence[Sequence[int]]) -> list[Completion]:
+        return self.client.generate_ids(prompt_ids, params, seeds=seeds)
+
+    def verify(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[tuple[Score, float]]:
+        with ThreadPoolExecutor(max(1, min(self.env_workers, len(texts)))) as pool:
+            return list(pool.map(lambda tt: timed_verify(self.env, *tt), zip(tasks, texts)))
+
+    def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget, overlap: bool,
+             on_done: Callable[[int, Trajectory], None]) -> None:
+        run_episodes(lambda: copy.copy(self.env), tasks, self.client, params, budget, env_workers=self.env_workers,
+                     overlap=overlap, on_done=on_done, ids=ids)
+
+    def sync(self) -> None:
+        """Nothing to do: the client samples from the policy's own weights."""
+
+    def close(self) -> None:
+        pass
+
+
+def timed_verify(env, task: Task, text: str) -> tuple[Score, float]:
+    t = time.perf_counter()
+    score = env.verify(task, text)
+    return score, time.perf_counter() - t
+
+
+def make_rollout(cfg, env, policy, tokenizer):
+    """The backend cfg.scheduler.backend names."""
+    r = cfg.rollout
+    if cfg.scheduler.backend == "ray":
+        from tempering.scheduler.ray_backend import RayRollout
+
+        return RayRollout(cfg, policy)
+    client = HFClient(policy, tokenizer, max_batch=r.prompts_per_step * r.group_size)
+    return LocalRollout(client, env, cfg.scheduler.env_workers)
