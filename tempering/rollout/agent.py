@@ -221,7 +221,7 @@ class EnvWorkers:
 
 def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams, budget: Budget = Budget(),
                  env_workers: int = 8, overlap: bool = False, on_done=None,
-                 ids: Sequence[int] | None = None) -> list[Trajectory]:
+                 ids: Sequence[int] | None = None, stats: dict | None = None) -> list[Trajectory]:
     """Play one episode per task, all at once.
 
     rounds (default): every round, the episodes still running generate together, then their
@@ -235,6 +235,7 @@ def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams
     `on_done(id, trajectory)` is called as each episode ends, e.g. to store it at once.
     `ids` name the episodes (default 0..n-1); an episode's random stream is fixed by
     (params.seed, id, turn), so a subset replayed with the same ids replays identically.
+    `stats`, if given, gets "env_wait_s": seconds generation stood idle waiting for envs.
     """
     if params.n != 1:
         raise TaskError("run_episodes plays one episode per task: use SamplingParams(n=1) and repeat tasks for more")
@@ -243,8 +244,10 @@ def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams
     ids = list(range(len(tasks))) if ids is None else list(ids)
     episodes = [_Episode(i, make_env(), task, tok, seed) for i, task in zip(ids, tasks)]
     workers = EnvWorkers(max(1, min(env_workers, len(episodes))), budget.env_step_s)
+    stats = {} if stats is None else stats
+    stats.setdefault("env_wait_s", 0.0)
     try:
-        (_overlapped if overlap else _rounds)(episodes, client, params, budget, workers, tok, on_done)
+        (_overlapped if overlap else _rounds)(episodes, client, params, budget, workers, tok, on_done, stats)
     finally:
         workers.close()
     return [e.trajectory() for e in episodes]
@@ -258,7 +261,7 @@ def _finish_if_stopped(e: _Episode, on_done) -> bool:
     return bool(e.stop)
 
 
-def _rounds(episodes, client, params, budget, workers, tok, on_done) -> None:
+def _rounds(episodes, client, params, budget, workers, tok, on_done, stats) -> None:
     active = list(episodes)
     while active:
         rooms = [e.room(params, budget) for e in active]
@@ -277,13 +280,15 @@ def _rounds(episodes, client, params, budget, workers, tok, on_done) -> None:
         for e in active:
             workers.submit(e.index, e.env, comps[e.index].text)
         by_id = {e.index: e for e in active}
+        t = time.perf_counter()
         while workers.inflight:
             for key, result, error, env_s in workers.poll(timeout=0.05):
                 by_id[key].record(comps[key], result, env_s, error, budget, tok)
+        stats["env_wait_s"] += time.perf_counter() - t
         active = [e for e in active if not _finish_if_stopped(e, on_done)]
 
 
-def _overlapped(episodes, client, params, budget, workers, tok, on_done) -> None:
+def _overlapped(episodes, client, params, budget, workers, tok, on_done, stats) -> None:
     engine = client.engine(params)
     replies: dict[int, Completion] = {}
     by_id = {e.index: e for e in episodes}
@@ -302,7 +307,11 @@ def _overlapped(episodes, client, params, budget, workers, tok, on_done) -> None
             for f in engine.step() if engine.busy else ():
                 replies[f.request.tag] = f.completion
                 workers.submit(f.request.tag, by_id[f.request.tag].env, f.completion.text)
-            for key, result, error, env_s in workers.poll(timeout=0.0 if engine.busy else 0.05):
+            t = time.perf_counter()
+            answered = workers.poll(timeout=0.0 if engine.busy else 0.05)
+            if not engine.busy:
+                stats["env_wait_s"] += time.perf_counter() - t
+            for key, result, error, env_s in answered:
                 e = by_id[key]
                 e.record(replies.pop(key), result, env_s, error, budget, tok)
                 if not _finish_if_stopped(e, on_done):

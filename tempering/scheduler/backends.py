@@ -4,7 +4,8 @@ they happen:
     sample(prompt_ids, params, seeds)  completions, n per prompt, sample j of prompt i from
                                        the random stream seeds[i][j]
     verify(tasks, texts)               (Score, seconds) per answer
-    play(tasks, ids, ...)              one multi-turn episode per task, stream fixed by its id
+    play(tasks, ids, ...)              one multi-turn episode per task, stream fixed by its id;
+                                       returns {"env_wait_s": ...} (0 where unknown)
     sync()                             the policy's weights changed: refresh any copies
 
 `LocalRollout` runs everything in this process, on the policy's own weights. `RayRollout`
@@ -37,9 +38,12 @@ class LocalRollout:
             return list(pool.map(lambda tt: timed_verify(self.env, *tt), zip(tasks, texts)))
 
     def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget, overlap: bool,
-             on_done: Callable[[int, Trajectory], None]) -> None:
+             on_done: Callable[[int, Trajectory], None]) -> dict:
+        """Returns {"env_wait_s": seconds generation waited on envs}."""
+        stats: dict = {}
         run_episodes(lambda: copy.copy(self.env), tasks, self.client, params, budget, env_workers=self.env_workers,
-                     overlap=overlap, on_done=on_done, ids=ids)
+                     overlap=overlap, on_done=on_done, ids=ids, stats=stats)
+        return stats
 
     def sync(self) -> None:
         """Nothing to do: the client samples from the policy's own weights."""

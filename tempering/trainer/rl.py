@@ -229,7 +229,7 @@ class RLStep:
     def _play(self, step, rnd, tasks, families, seed, stored) -> tuple[list[EpisodeRecord], float]:
         """G multi-turn episodes per task, batched together (one env copy per episode: an env
         keeps its episode's state). Each is stored the moment it ends; stored ones are not
-        played again. Returns (records, env seconds)."""
+        played again. Returns (records, seconds generation stood waiting on envs)."""
         r = self.cfg.rollout
         g = r.group_size
         slots = [s for s in range(len(tasks) * g) if s not in stored]
@@ -241,10 +241,10 @@ class RLStep:
         budget = Budget(max_turns=r.max_turns, max_new_tokens=r.max_new_tokens * r.max_turns,
                         wall_s=r.episode_wall_s or None, env_step_s=r.env_step_s, max_repeats=r.max_repeats,
                         max_env_timeouts=r.max_env_timeouts, patience=r.patience)
-        self.rollout.play([tasks[s // g] for s in slots], slots,
-                          SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens,
-                                         seed=seed), budget, r.pipeline == "overlap", done)
-        return [records[s] for s in range(len(tasks) * g)], sum(records[s].env_s for s in slots)
+        stats = self.rollout.play([tasks[s // g] for s in slots], slots,
+                                  SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens,
+                                                 seed=seed), budget, r.pipeline == "overlap", done) or {}
+        return [records[s] for s in range(len(tasks) * g)], stats.get("env_wait_s", 0.0)
 
     def _mix_rewards(self, groups: list[Group]) -> None:
         """reward = verifier_weight * verifier score + model_weight * reward-model score."""
