@@ -54,6 +54,8 @@ class RolloutConfig:
     """Cap on generation rounds spent filling one update's informative groups."""
     max_turns: int = 1
     """Turns per episode; above 1, each attempt is a multi-turn episode (e.g. code/repair-v1)."""
+    max_staleness: int = 0
+    """0: sample, then train on it; 1: sample step k+1 (from the weights before update k) while step k trains, ratios taken against the sampling log-probs."""
     pipeline: str = "rounds"
     """Multi-turn episodes: rounds (all generate, then all envs step) or overlap (envs step while others generate)."""
     env_step_s: float = 120.0

@@ -14,6 +14,10 @@ import numpy as np
 from tempering.errors import ConfigError
 from tempering.types import SamplingParams
 
+SAMPLER = "row-streams"
+"""How samples are drawn (each row from its own seeded stream); a progress file written by
+another sampler is not continued."""
+
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k for one problem (numerically stable product form)."""
@@ -52,8 +56,9 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
     (concurrently, in the sandbox for code envs).
 
     Problems go in chunks of `batch_size`; chunk i samples with seed `seed + i`, so a
-    result does not depend on where a run was interrupted. With `progress`, each scored
-    problem is appended to that JSONL file as soon as its chunk is done, and problems
+    result does not depend on where a run was interrupted. With an HFClient all problems
+    stream through one continuous batch and each is scored as soon as its samples are done.
+    With `progress`, each scored problem is appended to that JSONL file, and problems
     already there are not sampled again: an interrupted evaluation continues where it
     stopped. The file's first line holds the settings; a rerun with other settings is refused.
     """
@@ -61,29 +66,67 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
         raise ConfigError(f"pass@k needs k <= samples: got k={max(ks)} with {samples} samples")
     tasks = env.tasks(split, n)
     settings = {"env": env.id, "split": split, "samples": samples, "temperature": temperature,
-                "max_new_tokens": max_new_tokens, "batch_size": batch_size, "seed": seed}
+                "max_new_tokens": max_new_tokens, "batch_size": batch_size, "seed": seed, "sampler": SAMPLER}
     done = _read_progress(progress, settings) if progress else {}
     t0 = time.perf_counter()
+
+    def record(task, comps, scores) -> None:
+        done[task.id] = {"id": task.id, "n": samples, "correct": sum(s.passed for s in scores),
+                         "statuses": [s.details.get("status") for s in scores],
+                         "tokens": [len(c.token_ids) for c in comps]}
+        if progress:
+            with open(progress, "a") as f:
+                f.write(json.dumps(done[task.id]) + "\n")
+
+    # chunk i samples with seed + i: the result does not depend on where a run stopped
+    todo = [(seed + start // batch_size, i, task) for start in range(0, len(tasks), batch_size)
+            for i, task in enumerate(tasks[start:start + batch_size]) if task.id not in done]
     with ThreadPoolExecutor(workers) as pool:
-        for chunk_index, start in enumerate(range(0, len(tasks), batch_size)):
-            chunk = tasks[start:start + batch_size]
-            if all(t.id in done for t in chunk):
-                continue
-            params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples,
-                                    seed=seed + chunk_index)
-            comps = client.generate([t.prompt for t in chunk], params)
-            for i, task in enumerate(chunk):
-                mine = comps[i * samples:(i + 1) * samples]
-                scores = list(pool.map(lambda c, t=task: env.verify(t, c.text), mine))
-                done[task.id] = {"id": task.id, "n": samples, "correct": sum(s.passed for s in scores),
-                                 "statuses": [s.details.get("status") for s in scores],
-                                 "tokens": [len(c.token_ids) for c in mine]}
-                if progress:
-                    with open(progress, "a") as f:
-                        f.write(json.dumps(done[task.id]) + "\n")
+        score = lambda task, comps: list(pool.map(lambda c: env.verify(task, c.text), comps))  # noqa: E731
+        if hasattr(client, "engine"):
+            verify_each = lambda task, comps: [env.verify(task, c.text) for c in comps]  # noqa: E731
+            _stream(client, todo, samples, temperature, max_new_tokens, pool, verify_each, record)
+        else:
+            for chunk_seed in sorted({s for s, _, _ in todo}):
+                chunk = [t for s, _, t in todo if s == chunk_seed]
+                params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples, seed=chunk_seed)
+                comps = client.generate([t.prompt for t in chunk], params)
+                for i, task in enumerate(chunk):
+                    mine = comps[i * samples:(i + 1) * samples]
+                    record(task, mine, score(task, mine))
     per_problem = [done[t.id] for t in tasks]
     pass_at = {k: float(np.mean([pass_at_k(p["n"], p["correct"], k) for p in per_problem])) for k in ks}
     return PassKResult(env.id, split, len(tasks), samples, temperature, pass_at, time.perf_counter() - t0, per_problem)
+
+
+def _stream(client, todo, samples: int, temperature: float, max_new_tokens: int, pool, score, record) -> None:
+    """All problems through one continuous-batching engine: as a problem's samples finish,
+    the sandbox scores them (problems concurrently on `pool`) while generation goes on."""
+    from tempering.rollout.engine import Request, row_seeds
+    from tempering.rollout.hf import chat_prompt_ids
+
+    engine = client.engine(SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples))
+    for chunk_seed, i, task in todo:  # the same streams as generate() on the chunk with seed chunk_seed
+        engine.submit(Request(tuple(chat_prompt_ids(client.tokenizer, task.prompt)), row_seeds(chunk_seed, i, samples),
+                              max_new_tokens, tag=task))
+    pending: dict[str, list] = {}
+    scoring = []
+
+    def drain(wait: bool) -> None:
+        for fut in [f for f in scoring if wait or f.done()]:
+            scoring.remove(fut)
+            record(*fut.result())
+
+    with client.evaluating():
+        while engine.busy:
+            for f in engine.step():
+                comps = pending.setdefault(f.request.tag.id, [None] * samples)
+                comps[f.sample] = f.completion
+                if all(c is not None for c in comps):
+                    task = f.request.tag
+                    scoring.append(pool.submit(lambda t, cs: (t, cs, score(t, cs)), task, pending.pop(task.id)))
+            drain(wait=False)
+    drain(wait=True)
 
 
 def _read_progress(path: Path, settings: dict) -> dict[str, dict]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     task_id TEXT, domain TEXT, family TEXT,
     reward REAL, passed INTEGER, turns INTEGER, tokens INTEGER, truncated INTEGER,
     stop_reason TEXT, env_s REAL, wall_s REAL, created REAL,
-    prompt_ids TEXT, sequence TEXT, mask TEXT,
+    prompt_ids TEXT, sequence TEXT, mask TEXT, logprobs TEXT,
     PRIMARY KEY (step, round, slot));
 CREATE TABLE IF NOT EXISTS turns (
     step INTEGER, round INTEGER, slot INTEGER, turn INTEGER,
@@ -71,6 +72,9 @@ class EpisodeRecord:
     mask: tuple[int, ...]
     """1 on the tokens the model generated."""
     wall_s: float = 0.0
+    logprobs: tuple[float, ...] = ()
+    """Sampling log-probs of `sequence`'s tokens (0 where mask is 0): the behaviour policy,
+    for importance ratios when training off-policy."""
     turn_records: tuple[dict, ...] = ()
     """Per turn: reward, status, env_s and the artifacts (reply, feedback, info)."""
 
@@ -85,6 +89,7 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # durable across a process crash (kill -9)
         self.db.executescript(SCHEMA)
+        self.lock = threading.RLock()  # one connection, used by the trainer and a background sampler
 
     def close(self) -> None:
         self.db.close()
@@ -96,12 +101,12 @@ class Store:
 
     def add_episode(self, ep: EpisodeRecord) -> bool:
         """Store one finished attempt in one transaction; False if it was already there."""
-        with self._tx() as db:
+        with self.lock, self._tx() as db:
             cur = db.execute(
-                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ep.step, ep.round, ep.slot, ep.task_id, ep.domain, ep.family, ep.reward, int(ep.passed), ep.turns,
                  sum(ep.mask), int(ep.truncated), ep.stop_reason, ep.env_s, ep.wall_s, time.time(),
-                 _ints(ep.prompt_ids), _ints(ep.sequence), _ints(ep.mask)))
+                 _ints(ep.prompt_ids), _ints(ep.sequence), _ints(ep.mask), ",".join(map(repr, ep.logprobs))))
             if cur.rowcount == 0:
                 return False
             key = (ep.step, ep.round, ep.slot)
@@ -118,7 +123,8 @@ class Store:
         return True
 
     def add_metrics(self, step: int, metrics: dict) -> None:
-        self.db.execute("INSERT OR REPLACE INTO metrics VALUES (?, ?)", (step, json.dumps(metrics)))
+        with self.lock:
+            self.db.execute("INSERT OR REPLACE INTO metrics VALUES (?, ?)", (step, json.dumps(metrics)))
 
     def _tx(self):
         return _Transaction(self.db)
@@ -126,11 +132,14 @@ class Store:
     # -- reading -----------------------------------------------------------------------------
     def episodes(self, step: int | None = None, round: int | None = None) -> list[EpisodeRecord]:
         where, args = _where(step=step, round=round)
-        rows = self.db.execute(
-            "SELECT step, round, slot, task_id, domain, family, reward, passed, turns, truncated, stop_reason, env_s, "
-            f"prompt_ids, sequence, mask, wall_s FROM episodes {where} ORDER BY step, round, slot", args).fetchall()
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT step, round, slot, task_id, domain, family, reward, passed, turns, truncated, stop_reason, env_s, "
+                f"prompt_ids, sequence, mask, wall_s, logprobs FROM episodes {where} ORDER BY step, round, slot",
+                args).fetchall()
         return [EpisodeRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], bool(r[9]), r[10], r[11],
-                              _tuple(r[12]), _tuple(r[13]), _tuple(r[14]), r[15]) for r in rows]
+                              _tuple(r[12]), _tuple(r[13]), _tuple(r[14]), r[15],
+                              tuple(float(x) for x in r[16].split(",")) if r[16] else ()) for r in rows]
 
     def keys(self) -> set[tuple[int, int, int]]:
         return set(self.db.execute("SELECT step, round, slot FROM episodes").fetchall())

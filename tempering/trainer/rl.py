@@ -21,8 +21,12 @@ grpo averages per sequence first; dr_grpo divides by a constant length instead.
 
 from __future__ import annotations
 
+import copy
+import json
 import random
+import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 import torch
@@ -64,6 +68,10 @@ class Group:
     """Whether each attempt was cut by the token budget rather than ending on its own."""
     env_s: float = 0.0
     """Seconds spent in the env (verification, sandbox runs) for this group."""
+    logprobs: list[tuple[float, ...]] = field(default_factory=list)
+    """Sampling log-probs per token of each sequence (the behaviour policy)."""
+    version: int = 0
+    """Optimiser updates the policy had taken when it sampled this group."""
 
     @property
     def lengths(self) -> list[int]:
@@ -84,7 +92,7 @@ class Group:
     def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
         return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
                    [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
-                   [r.truncated for r in records], sum(r.env_s for r in records))
+                   [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records])
 
 
 def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,
@@ -93,7 +101,7 @@ def completion_record(key: tuple[int, int, int], task: Task, family, c: Completi
     truncated = c.finish_reason == "length"
     return EpisodeRecord(*key, task.id, task.domain, family, score.value, score.passed, 1, truncated,
                          "tokens" if truncated else "terminated", env_s, c.prompt_ids, c.token_ids,
-                         (1,) * len(c.token_ids), turn_records=({
+                         (1,) * len(c.token_ids), logprobs=c.logprobs, turn_records=({
                              "reward": score.value, "status": score.details.get("status"), "env_s": env_s,
                              "reply": c.text, "info": score.details},))
 
@@ -107,7 +115,7 @@ def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajecto
     passed = bool(t.turns and t.turns[-1].info.get("passed"))
     return EpisodeRecord(*key, task.id, task.domain, family, t.reward, passed, len(t.turns),
                          t.stop_reason in ("tokens", "context"), t.stop_reason, sum(u.env_s for u in t.turns),
-                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, turns)
+                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, t.logprobs[n:], turns)
 
 
 class RLStep:
@@ -128,23 +136,37 @@ class RLStep:
         self.reward_model = reward_model
         """A `RewardModelScorer` when reward.model is set, else None."""
         self.kl_ctl = AdaptiveKL(config.algorithm.beta, config.algorithm.kl_target, config.algorithm.kl_horizon)
-        self.rollout = make_rollout(config, env, policy, tokenizer)
+        self.rollout_model = copy.deepcopy(policy).eval() if config.rollout.max_staleness else policy
+        """What samples: the policy itself, or (one step off-policy) a copy frozen per batch."""
+        if config.rollout.max_staleness:
+            self.rollout_model.requires_grad_(False)
+        self.rollout = make_rollout(config, env, self.rollout_model, tokenizer)
         """Where sampling, verification and episodes run (scheduler.backend)."""
         self.multi_turn = config.rollout.max_turns > 1
         self.sampler = TaskSampler(env, config.env.split, config.train.curriculum, config.train.replay)
         """Which tasks each round draws: domain quotas, family curriculum, replay of mixed tasks."""
+        self.updates = 0
+        """Optimiser updates so far (the policy's version)."""
+        self.final_step: int | None = None
+        """Last step of this session (set by the run loop), so no batch is sampled past it."""
+        self._ahead: tuple[int, Future] | None = None
+        self._sampler_before: dict | None = None
         self.store: Store | None = None
         """Where finished attempts go (set by the run loop); None keeps nothing."""
 
     # -- state for exact resume -------------------------------------------------------------
     def state_dict(self) -> dict:
-        state = {"sampler": self.sampler.state_dict(), "kl": self.kl_ctl.state_dict()}
+        # A batch being sampled ahead has already advanced the sampler: save it as it was
+        # before, so a resumed run draws (and finds in the store) the same tasks.
+        sampler = self._sampler_before if self._ahead is not None else self.sampler.state_dict()
+        state = {"sampler": sampler, "kl": self.kl_ctl.state_dict(), "updates": self.updates}
         if self.reward_model is not None:
             state["reward_model"] = self.reward_model.state_dict()
         return state
 
     def load_state_dict(self, state: dict) -> None:
         self.sampler.load_state_dict(state["sampler"])
+        self.updates = state.get("updates", 0)
         self.kl_ctl.load_state_dict(state["kl"])
         if self.reward_model is not None:
             self.reward_model.load_state_dict(state["reward_model"])
@@ -152,7 +174,10 @@ class RLStep:
     # -- the step -----------------------------------------------------------------------------
     def step(self, step: int) -> dict:
         t0 = time.perf_counter()
-        batch, sampled, timing = self.collect(step)                       # generate + score + filter
+        if self.cfg.rollout.max_staleness:
+            batch, sampled, timing = self._collect_ahead(step)            # sampled while the last step trained
+        else:
+            batch, sampled, timing = self.collect(step)                   # generate + score + filter
         t_update = time.perf_counter()
         update = self.update(batch) if batch else {"skipped_update": 1}   # advantage + update
         if self.reward_model is not None:                                  # keep the reward model current
@@ -161,7 +186,38 @@ class RLStep:
         timing["time_step"] = time.perf_counter() - t0
         return {"step": step, **self._rollout_metrics(sampled, batch, timing), **update, **timing}
 
-    def collect(self, step: int) -> tuple[list[Group], list[Group], dict]:
+    # -- one step off-policy ----------------------------------------------------------------------
+    def _collect_ahead(self, step: int) -> tuple[list[Group], list[Group], dict]:
+        """Take the batch sampled in the background for `step` (by the weights before the
+        previous update), then start sampling step + 1 from the current weights, so that
+        generation runs while this step trains. Staleness is at most one update."""
+        t = time.perf_counter()
+        if self._ahead is None or self._ahead[0] != step:
+            self._launch(step)
+        batch, sampled, timing = self._ahead[1].result()
+        self._ahead = None
+        waited = time.perf_counter() - t
+        if self.final_step is None or step < self.final_step:
+            self._launch(step + 1)
+        return batch, sampled, timing | {"time_wait_rollout": waited}
+
+    def _launch(self, step: int) -> None:
+        """Start collecting `step` in a daemon thread with a frozen copy of the current weights."""
+        self.rollout_model.load_state_dict(self.policy.state_dict())
+        self._sampler_before = json.loads(json.dumps(self.sampler.state_dict()))
+        future: Future = Future()
+        version = self.updates
+
+        def work() -> None:
+            try:
+                future.set_result(self.collect(step, version))
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the trainer thread by result()
+                future.set_exception(exc)
+
+        threading.Thread(target=work, daemon=True, name=f"rollout-step-{step}").start()
+        self._ahead = (step, future)
+
+    def collect(self, step: int, version: int | None = None) -> tuple[list[Group], list[Group], dict]:
         """Sample rounds of groups until enough are informative (DAPO's dynamic sampling).
 
         Every attempt is written to the store as it finishes; attempts already there (from a
@@ -184,6 +240,8 @@ class RLStep:
             g = r.group_size
             groups = [Group.from_records(task, fam, records[i * g:(i + 1) * g])
                       for i, (task, fam) in enumerate(zip(tasks, families))]
+            for group in groups:
+                group.version = self.updates if version is None else version
             t = time.perf_counter()
             self._mix_rewards(groups)
             t_score += time.perf_counter() - t
@@ -271,11 +329,15 @@ class RLStep:
         use_ref = self.reference is not None and beta > 0
         # Log-probs before the update: needed for later epochs' ratios and a KL reward; with
         # one epoch otherwise, the first pass's own detached log-probs serve (ratio exactly 1).
-        need_old = a.epochs > 1 or (use_ref and a.kl_in == "reward")
+        # Off-policy, ratios are taken against the log-probs the samples were drawn with (the
+        # behaviour policy): PPO's clipped importance ratio is the correction.
+        behaviour = [self._behaviour(g) for g in batch] if self.cfg.rollout.max_staleness else None
+        need_old = (a.epochs > 1 and behaviour is None) or (use_ref and a.kl_in == "reward")
         with torch.no_grad():
             old = [self._logprobs(self.policy, g, temperature, pad).logp for g in batch] if need_old else None
             ref = [self._logprobs(self.reference, g, temperature, pad).logp for g in batch] if use_ref else None
         advantages, extra = self._advantages(batch, masks, old, ref, beta)
+        base = behaviour if behaviour is not None else old
         returns = extra.pop("_returns", None)
         self.policy.train()
         sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "entropy": 0.0}
@@ -283,7 +345,7 @@ class RLStep:
             self.optimizer.zero_grad(set_to_none=True)
             for i, g in enumerate(batch):
                 lp = self._logprobs(self.policy, g, temperature, pad, entropy_grad=a.entropy_coef > 0)
-                before = lp.logp.detach() if old is None else old[i]
+                before = lp.logp.detach() if base is None else base[i]
                 out = policy_loss(lp.logp, before, advantages[i], masks[i], clip_low=a.clip_eps,
                                   clip_high=a.clip_eps_high, agg=a.loss_agg, norm=norm,
                                   ref_logp=ref[i] if ref is not None and a.kl_in == "loss" else None, beta=beta,
@@ -296,13 +358,16 @@ class RLStep:
             if self.critic is not None:
                 extra |= self.critic.update(batch, returns, masks)
         self.scheduler.step()
-        self.rollout.sync()  # rollout copies of the policy (ray workers) take the new weights
+        self.updates += 1
+        staleness = sum(self.updates - 1 - g.version for g in batch) / len(batch)
+        if not self.cfg.rollout.max_staleness:
+            self.rollout.sync()  # rollout copies of the policy (ray workers) take the new weights
         self.policy.eval()
         kl = sums["kl"] / a.epochs if a.kl_in == "loss" else extra.get("kl_reward", 0.0)
         metrics = {k: v / a.epochs for k, v in sums.items()} | {"kl": kl, "beta": beta}
         self.kl_ctl.update(kl)
         return metrics | {k: v for k, v in extra.items() if not k.startswith("_")} | {
-            "grad_norm": float(grad_norm), "lr": self.scheduler.get_last_lr()[0]}
+            "grad_norm": float(grad_norm), "lr": self.scheduler.get_last_lr()[0], "staleness": staleness}
 
     def summary(self, m: dict) -> str:
         return (f"reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} len {m['response_len']:.0f} "
@@ -361,6 +426,14 @@ class RLStep:
         extra["_returns"] = rets
         extra["value_mean"] = float(sum((v * m).sum() for (_, v), m in zip(rets, masks)) / max(1.0, float(flat.numel())))
         return advs, extra
+
+    def _behaviour(self, g: Group) -> torch.Tensor:
+        """(G, C) sampling log-probs of the group's tokens (0 off the mask)."""
+        width = max(1, max(len(s) for s in g.sequences))
+        out = torch.zeros(len(g.sequences), width)
+        for i, lp in enumerate(g.logprobs):
+            out[i, : len(lp)] = torch.tensor(lp, dtype=out.dtype)
+        return out
 
     def _logprobs(self, model, group: Group, temperature: float, pad: int, entropy_grad: bool = False):
         return group_logprobs(model, group.prompt_ids, group.sequences, temperature, pad, entropy_grad=entropy_grad)

@@ -170,6 +170,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
                        cfg.model.name, to_dict(cfg))
     if hasattr(runner, "store"):
         runner.store = store
+        runner.final_step = total
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt, optimizer, scheduler)

@@ -63,6 +63,14 @@ def validate(cfg: Config) -> None:
             raise ConfigError(f"{key} must not be negative, got {value}")
     if r.env_step_s <= 0:
         raise ConfigError(f"rollout.env_step_s is the deadline of one env step and must be positive, got {r.env_step_s}")
+    if r.max_staleness not in (0, 1):
+        raise ConfigError(f"rollout.max_staleness is 0 (on-policy) or 1 (one step off-policy), got {r.max_staleness}")
+    if r.max_staleness and cfg.reward.model_update_every:
+        raise ConfigError("rollout.max_staleness 1 samples in the background, where a reward model retraining during "
+                          "the run would race with it: set reward.model_update_every 0 or max_staleness 0")
+    if r.max_staleness and cfg.scheduler.backend != "local":
+        raise ConfigError("rollout.max_staleness 1 runs with scheduler.backend local for now: its rollout copy of the "
+                          "policy lives in this process")
     if r.pipeline == "overlap" and r.max_turns == 1:
         raise ConfigError("rollout.pipeline overlap interleaves the turns of multi-turn episodes: set rollout.max_turns "
                           "above 1, or use pipeline rounds (single-turn sampling already batches continuously)")

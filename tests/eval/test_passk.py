@@ -76,3 +76,34 @@ def test_progress_file_with_other_settings_is_refused(tmp_path):
     evaluate_pass_at_k(_Client(), _Env(), "test", 2, 5, [1], 0.8, 8, batch_size=2, progress=progress)
     with pytest.raises(ConfigError, match="temperature 0.8 there vs 1.0 now"):
         evaluate_pass_at_k(_Client(), _Env(), "test", 2, 5, [1], 1.0, 8, batch_size=2, progress=progress)
+
+
+class _ParityEnv(_Env):
+    def verify(self, task, text):
+        ok = text.count("e") % 2 == 0
+        return Score(value=float(ok), passed=ok, details={"status": "ok" if ok else "failed"})
+
+
+class _Chunked:
+    """The real client without its engine: the chunk-by-chunk path."""
+
+    def __init__(self, client):
+        self.client = client
+
+    def generate(self, prompts, params):
+        return self.client.generate(prompts, params)
+
+
+def test_streaming_gives_the_chunked_result_and_resumes(tiny, tmp_path):
+    from tempering.rollout import HFClient
+
+    client = HFClient(tiny.model, tiny.tokenizer, max_batch=6)  # fewer slots than rows: problems stream through
+    args = (_ParityEnv(), "test", 5, 4, [1, 2], 1.0, 6)
+    streamed = evaluate_pass_at_k(client, *args, batch_size=2, seed=1)
+    chunked = evaluate_pass_at_k(_Chunked(client), *args, batch_size=2, seed=1)
+    assert streamed.per_problem == chunked.per_problem
+    progress = tmp_path / "p.jsonl"
+    evaluate_pass_at_k(client, _ParityEnv(), "test", 3, 4, [1, 2], 1.0, 6, batch_size=2, seed=1, progress=progress)
+    resumed = evaluate_pass_at_k(client, *args, batch_size=2, seed=1, progress=progress)  # two more problems
+    assert resumed.per_problem == streamed.per_problem
+    assert len(progress.read_text().splitlines()) == 1 + 5
