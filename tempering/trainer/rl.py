@@ -373,6 +373,17 @@ class RLStep:
         return (f"reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} len {m['response_len']:.0f} "
                 f"{m['time_step']:.1f}s/step")
 
+    def close(self) -> None:
+        """Let a batch being sampled ahead finish (its episodes land in the store, where a
+        resumed run finds them), then release the rollout backend's workers."""
+        if self._ahead is not None:
+            try:
+                self._ahead[1].result()
+            except Exception:  # noqa: BLE001 - the run is over; its error was not needed
+                pass
+            self._ahead = None
+        self.rollout.close()
+
     def save_extra(self, directory) -> None:
         """Checkpoint what lives beside the policy: the critic (ppo) and a reward model that trains."""
         if self.critic is not None:

@@ -180,26 +180,30 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     logged: list[dict] = []
     deadline = time.monotonic() + cfg.train.max_minutes * 60 if cfg.train.max_minutes > 0 else float("inf")
     step = start
-    with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[info]}"), disable=not progress) as bar:
-        task = bar.add_task("train", total=total, completed=start, info="")
-        durations: list[float] = []
-        # Stop before a step that would likely end past the time budget, not after it.
-        while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
-            step += 1
-            t_step = time.monotonic()
-            metrics = runner.step(step)
-            logged.append(metrics)
-            with open(run_dir / "metrics.jsonl", "a") as f:
-                f.write(json.dumps(metrics) + "\n")
-            store.add_metrics(step, metrics)
-            if step % cfg.train.save_every == 0 or step == total:
-                _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
-            durations.append(time.monotonic() - t_step)
-            bar.update(task, completed=step, info=runner.summary(metrics))
-    if step % cfg.train.save_every != 0 and step != total and step > start:
-        _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
-    store.close()
+    try:
+        with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      TextColumn("{task.fields[info]}"), disable=not progress) as bar:
+            task = bar.add_task("train", total=total, completed=start, info="")
+            durations: list[float] = []
+            # Stop before a step that would likely end past the time budget, not after it.
+            while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
+                step += 1
+                t_step = time.monotonic()
+                metrics = runner.step(step)
+                logged.append(metrics)
+                with open(run_dir / "metrics.jsonl", "a") as f:
+                    f.write(json.dumps(metrics) + "\n")
+                store.add_metrics(step, metrics)
+                if step % cfg.train.save_every == 0 or step == total:
+                    _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+                durations.append(time.monotonic() - t_step)
+                bar.update(task, completed=step, info=runner.summary(metrics))
+        if step % cfg.train.save_every != 0 and step != total and step > start:
+            _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+    finally:
+        if hasattr(runner, "close"):
+            runner.close()  # background sampling and rollout workers
+        store.close()
     return logged
 
 
