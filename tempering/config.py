@@ -226,6 +226,12 @@ class SchedulerConfig:
     """Ray: actors that run env steps and verifiers."""
     env_workers: int = 8
     """Threads per process that run env steps concurrently (sandbox runs release the GIL)."""
+    rollout_cpus: float = 0.5
+    """Ray: CPUs each rollout worker reserves (Ray sets its torch thread count from this)."""
+    sandbox_cpus: float = 0.5
+    """Ray: CPUs each sandbox worker reserves."""
+    rollout_gpus: float = 0.0
+    """Ray: GPUs each rollout worker reserves; above 0 its copy of the policy runs on a GPU."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,8 @@ def make_rollout(cfg, env, policy, tokenizer):
     if cfg.scheduler.backend == "ray":
         from tempering.scheduler.ray_backend import RayRollout
 
-        return RayRollout(cfg, policy)
+        s = cfg.scheduler
+        return RayRollout(cfg, policy, rollout_cpus=s.rollout_cpus, sandbox_cpus=s.sandbox_cpus,
+                          rollout_gpus=s.rollout_gpus)
     client = HFClient(policy, tokenizer, max_batch=r.prompts_per_step * r.group_size)
     return LocalRollout(client, env, cfg.scheduler.env_workers)

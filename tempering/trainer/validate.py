@@ -61,6 +61,9 @@ def validate(cfg: Config) -> None:
                        "rollout.patience": r.patience}.items():
         if value < 0:
             raise ConfigError(f"{key} must not be negative, got {value}")
+    for key in ("rollout_cpus", "sandbox_cpus", "rollout_gpus"):
+        if getattr(cfg.scheduler, key) < 0:
+            raise ConfigError(f"scheduler.{key} must not be negative, got {getattr(cfg.scheduler, key)}")
     if r.env_step_s <= 0:
         raise ConfigError(f"rollout.env_step_s is the deadline of one env step and must be positive, got {r.env_step_s}")
     if r.max_staleness not in (0, 1):
