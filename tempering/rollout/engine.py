@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
+from transformers.cache_utils import DynamicLayer
 
 from tempering.types import Completion, SamplingParams
 
@@ -189,13 +190,14 @@ class Engine:
     def _merge(self, cache: DynamicCache, mask: torch.Tensor, next_pos: torch.Tensor, logits: torch.Tensor,
                rows: list[_Row]) -> None:
         if not self.rows:
-            self.cache, self.mask, self.next_pos, self.logits, self.rows = cache, mask, next_pos, logits, rows
+            self.cache, self.mask, self.next_pos, self.logits, self.rows = _roomy(cache), mask, next_pos, logits, rows
             return
         old_len, new_len = self.mask.shape[1], mask.shape[1]
         width = max(old_len, new_len)
-        for mine, theirs in zip(self.cache.layers, cache.layers):
-            mine.keys = torch.cat([_pad_left(mine.keys, width), _pad_left(theirs.keys, width)], dim=0)
-            mine.values = torch.cat([_pad_left(mine.values, width), _pad_left(theirs.values, width)], dim=0)
+        self.cache.layers = [
+            _RoomyLayer(torch.cat([_pad_left(mine.keys, width), _pad_left(theirs.keys, width)], dim=0),
+                        torch.cat([_pad_left(mine.values, width), _pad_left(theirs.values, width)], dim=0))
+            for mine, theirs in zip(self.cache.layers, cache.layers)]
         self.mask = torch.cat([_pad_left(self.mask, width, dim=1), _pad_left(mask, width, dim=1)], dim=0)
         self.next_pos = torch.cat([self.next_pos, next_pos])
         self.logits = torch.cat([self.logits, logits])
@@ -213,7 +215,7 @@ class Engine:
         first = int(self.mask.any(dim=0).int().argmax())
         if first > 0:
             for layer in self.cache.layers:
-                layer.keys, layer.values = layer.keys[:, :, first:], layer.values[:, :, first:]
+                layer.drop_left(first)
             self.mask = self.mask[:, first:]
 
     def _finish(self, row: _Row, reason: str) -> Finished:
@@ -233,6 +235,58 @@ class Engine:
             if cut >= 0:
                 text = text[:cut]
         return text
+
+
+class _RoomyLayer(DynamicLayer):
+    """A KV-cache layer with room to grow: keys and values live in buffers with spare
+    columns, and each decode step writes its column in place. A plain DynamicLayer
+    concatenates the whole cache at every step; with a wide batch and long contexts that
+    copy was 38% of decode time on a 2-core CPU (py-spy, HumanEval pass@10 sampling)."""
+
+    GROW = 256
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, width: int | None = None) -> None:
+        """Hold `keys`/`values` (B, H, L, D) right-aligned at column `width` (default L)."""
+        super().__init__()
+        b, h, n, d = keys.shape
+        width = n if width is None else width
+        self.kbuf = keys.new_zeros(b, h, width + self.GROW, d)
+        self.vbuf = values.new_zeros(b, h, width + self.GROW, d)
+        self.kbuf[:, :, width - n:width] = keys
+        self.vbuf[:, :, width - n:width] = values
+        self.n = width
+        self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
+        self._view()
+
+    def _view(self) -> None:
+        self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        q = key_states.shape[-2]
+        if self.n + q > self.kbuf.shape[2]:
+            self.kbuf = torch.cat([self.kbuf, self.kbuf.new_zeros(*self.kbuf.shape[:2], q + self.GROW, self.kbuf.shape[3])], 2)
+            self.vbuf = torch.cat([self.vbuf, self.vbuf.new_zeros(*self.vbuf.shape[:2], q + self.GROW, self.vbuf.shape[3])], 2)
+        self.kbuf[:, :, self.n:self.n + q] = key_states
+        self.vbuf[:, :, self.n:self.n + q] = value_states
+        self.n += q
+        self._view()
+        return self.keys, self.values
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        self.kbuf, self.vbuf = self.kbuf[indices], self.vbuf[indices]
+        self._view()
+
+    def drop_left(self, columns: int) -> None:
+        """Forget the first `columns` columns (no row attends to them any more)."""
+        self.kbuf, self.vbuf = self.kbuf[:, :, columns:], self.vbuf[:, :, columns:]
+        self.n -= columns
+        self._view()
+
+
+def _roomy(cache: DynamicCache) -> DynamicCache:
+    """Swap a prefilled cache's layers for roomy ones."""
+    cache.layers = [_RoomyLayer(layer.keys, layer.values) for layer in cache.layers]
+    return cache
 
 
 def _pad_left(x: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
