@@ -27,7 +27,6 @@ import random
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 
 import torch
 
@@ -42,80 +41,9 @@ from tempering.rollout.engine import row_seeds
 from tempering.scheduler.priorities import TaskSampler
 from tempering.scheduler.backends import make_rollout
 from tempering.scheduler.store import EpisodeRecord, Store
+from tempering.trainer.group import Group, completion_record, trajectory_record
 from tempering.trainer.logprobs import group_logprobs
-from tempering.types import Completion, SamplingParams, Score, Task, Trajectory
-
-
-@dataclass
-class Group:
-    """One prompt and G scored attempts at it.
-
-    `sequences[i]` holds every token after the prompt: a completion, or a whole multi-turn
-    episode (replies, feedback and template tokens). `masks[i]` is 1 on the tokens the model
-    generated, the only ones that carry loss.
-    """
-
-    task: Task | None
-    family: str | None
-    prompt_ids: tuple[int, ...]
-    sequences: list[tuple[int, ...]]
-    masks: list[tuple[int, ...]]
-    rewards: list[float]
-    passed: list[bool]
-    turns: list[int] = field(default_factory=list)
-    """Turns each attempt took (1 for single-turn)."""
-    truncated: list[bool] = field(default_factory=list)
-    """Whether each attempt was cut by the token budget rather than ending on its own."""
-    env_s: float = 0.0
-    """Seconds spent in the env (verification, sandbox runs) for this group."""
-    logprobs: list[tuple[float, ...]] = field(default_factory=list)
-    """Sampling log-probs per token of each sequence (the behaviour policy)."""
-    version: int = 0
-    """Optimiser updates the policy had taken when it sampled this group."""
-
-    @property
-    def lengths(self) -> list[int]:
-        """Generated tokens per attempt."""
-        return [sum(m) for m in self.masks]
-
-    @property
-    def informative(self) -> bool:
-        return max(self.rewards) - min(self.rewards) > 1e-8
-
-    @classmethod
-    def from_completions(cls, task, family, completions: list[Completion], scores: list[Score]) -> "Group":
-        return cls(task, family, completions[0].prompt_ids, [c.token_ids for c in completions],
-                   [(1,) * len(c.token_ids) for c in completions], [s.value for s in scores],
-                   [s.passed for s in scores], [1] * len(completions), [c.finish_reason == "length" for c in completions])
-
-    @classmethod
-    def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
-        return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
-                   [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
-                   [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records])
-
-
-def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,
-                      env_s: float) -> EpisodeRecord:
-    """A single-turn attempt as a stored episode."""
-    truncated = c.finish_reason == "length"
-    return EpisodeRecord(*key, task.id, task.domain, family, score.value, score.passed, 1, truncated,
-                         "tokens" if truncated else "terminated", env_s, c.prompt_ids, c.token_ids,
-                         (1,) * len(c.token_ids), logprobs=c.logprobs, turn_records=({
-                             "reward": score.value, "status": score.details.get("status"), "env_s": env_s,
-                             "reply": c.text, "info": score.details},))
-
-
-def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajectory) -> EpisodeRecord:
-    """A multi-turn episode as a stored episode, with each turn's reply, feedback and record."""
-    n = t.prompt_len
-    turns = tuple({"reward": u.reward, "status": u.info.get("status"), "env_s": u.env_s, "reply": u.action,
-                   "feedback": "\n\n".join(m.content for m in u.feedback),
-                   "info": {k: v for k, v in u.info.items() if k != "code"}} for u in t.turns)
-    passed = bool(t.turns and t.turns[-1].info.get("passed"))
-    return EpisodeRecord(*key, task.id, task.domain, family, t.reward, passed, len(t.turns),
-                         t.stop_reason in ("tokens", "context"), t.stop_reason, sum(u.env_s for u in t.turns),
-                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, t.logprobs[n:], turns)
+from tempering.types import SamplingParams, Trajectory
 
 
 class RLStep:
