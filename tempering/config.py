@@ -68,6 +68,8 @@ class RolloutConfig:
     """End an episode after this many sandbox timeouts in a row (timeouts); 0 disables."""
     patience: int = 0
     """End an episode after this many turns without new best progress (no_progress); 0 disables."""
+    context_budget: int = 0
+    """Multi-turn: past this many tokens the conversation is compressed by the env (goal, key decisions, latest errors) and the episode goes on from that shorter prompt; each stretch trains with the attempt's advantage. 0 keeps the whole conversation."""
 
 
 RL_ALGORITHMS = ("grpo", "dr_grpo", "dapo", "rloo", "reinforce_pp", "ppo")

@@ -139,9 +139,33 @@ class Turn:
     """The env's record of the turn: its artifacts (e.g. the code version and its
     execution log) live here."""
     span: tuple[int, int] = (0, 0)
-    """[start, end) of this turn's generated tokens in Trajectory.token_ids."""
+    """[start, end) of this turn's generated tokens in Trajectory.token_ids (in the tokens of
+    segment `segment` when that is above 0)."""
     env_s: float = 0.0
     """Seconds the env took to answer (sandbox runs and verification)."""
+    segment: int = 0
+    """Which stretch of the episode the turn belongs to: 0 is the first, k is Trajectory.segments[k - 1]."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A stretch of a long episode that was trained on its own prompt: when the conversation
+    outgrew the context budget, the env's compressed context became a fresh prompt and the
+    episode went on from there. Same fields as a Trajectory's tokens."""
+
+    prompt_ids: tuple[int, ...]
+    token_ids: tuple[int, ...]
+    """Every token after `prompt_ids`: replies, feedback and template tokens."""
+    loss_mask: tuple[int, ...]
+    logprobs: tuple[float, ...]
+
+    def as_dict(self) -> dict:
+        return {"prompt_ids": list(self.prompt_ids), "token_ids": list(self.token_ids),
+                "loss_mask": list(self.loss_mask), "logprobs": list(self.logprobs)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Segment":
+        return cls(tuple(d["prompt_ids"]), tuple(d["token_ids"]), tuple(d["loss_mask"]), tuple(d["logprobs"]))
 
 
 @dataclass(frozen=True)
@@ -166,3 +190,6 @@ class Trajectory:
     """Tokens before the first generated token."""
     wall_s: float = 0.0
     """Seconds from the episode's start to its end."""
+    segments: tuple[Segment, ...] = ()
+    """Later stretches of the episode, each on a compressed prompt, when the conversation
+    outgrew Budget.context_budget. token_ids/loss_mask/logprobs above hold the first."""

@@ -51,6 +51,9 @@ class MixedEnv:
 
     def reset(self, task: Task) -> list[Message]:
         self._active = copy.copy(self.owner(task))  # one env per episode: it keeps the episode's state
+        self.__dict__.pop("context_messages", None)
+        if hasattr(self._active, "context_messages"):  # this episode's env can compress its conversation
+            self.context_messages = self._active.context_messages
         return self._active.reset(task)
 
     def step(self, action: str) -> StepResult:

@@ -19,7 +19,7 @@ from typing import Sequence
 from tempering.errors import TaskError
 from tempering.rollout.engine import Request, mix
 from tempering.rollout.hf import chat_prompt_ids
-from tempering.types import Completion, Message, SamplingParams, StepResult, Task, Trajectory, Turn
+from tempering.types import Completion, Message, SamplingParams, Segment, StepResult, Task, Trajectory, Turn
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,11 @@ class Budget:
     patience: int = 0
     """End after this many turns without a new best progress (info["progress"], else the
     turn's reward) ("no_progress"); 0: off."""
+    context_budget: int = 0
+    """Compress past this many tokens: when the next turn's prompt would be longer and the
+    env offers `context_messages(count_tokens, budget)`, the episode goes on from a fresh
+    prompt holding the env's compressed conversation (goal, key decisions, latest errors)
+    and the tokens so far close as a Segment. 0: off (the whole conversation stays)."""
 
 
 def _render(tokenizer, messages: Sequence[Message], generation_prompt: bool) -> str:
@@ -71,6 +76,17 @@ def feedback_ids(tokenizer, history: Sequence[Message], reply: str, reply_ids: S
     return list(tokenizer.encode(closing + following[len(with_reply):], add_special_tokens=False))
 
 
+class TokenCount:
+    """Tokens in a text, by the policy's tokenizer: the measure envs compress a conversation
+    by. A plain object, so it can travel to an env in another process (Ray)."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> int:
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+
 class _Episode:
     def __init__(self, index: int, env, task: Task, tok, seed: int) -> None:
         self.index, self.env, self.task, self.seed = index, env, task, seed
@@ -86,6 +102,7 @@ class _Episode:
         self.best = float("-inf")
         self.stale = 0  # turns since progress last improved
         self.timeouts = 0  # sandbox timeouts in a row
+        self.closed: list[Segment] = []  # stretches already compressed away (context_budget)
 
     def room(self, params: SamplingParams, budget: Budget) -> int:
         room = min(params.max_new_tokens, budget.max_new_tokens - self.generated, budget.max_context - len(self.ids))
@@ -110,11 +127,12 @@ class _Episode:
         self.messages.append(Message("assistant", comp.text))
         if result is None:  # the env failed or missed its deadline: end here, report why
             self.turns.append(Turn(action=comp.text, feedback=(), reward=0.0, info={"error": error},
-                                   span=(start, len(self.ids)), env_s=env_s))
+                                   span=(start, len(self.ids)), env_s=env_s, segment=len(self.closed)))
             self.stop = "env_timeout" if error and error.startswith("timeout") else "env_error"
             return
         self.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
-                               info=dict(result.info), span=(start, len(self.ids)), env_s=env_s))
+                               info=dict(result.info), span=(start, len(self.ids)), env_s=env_s,
+                               segment=len(self.closed)))
         if result.terminated or result.truncated:
             self.terminated = result.terminated
             self.stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
@@ -122,10 +140,34 @@ class _Episode:
         self.stop = self._watchdog(result, budget)
         if not self.stop:
             extra = feedback_ids(tok, self.messages[:-1], comp.text, comp.token_ids, result.messages)
+            self.messages += result.messages
+            if budget.context_budget and len(self.ids) + len(extra) > budget.context_budget \
+                    and hasattr(self.env, "context_messages"):
+                self._compress(tok, budget.context_budget)
+                return
             self.ids += extra
             self.mask += [0] * len(extra)
             self.logprobs += [0.0] * len(extra)
-            self.messages += result.messages
+
+    def _compress(self, tok, budget: int) -> None:
+        """Close the current stretch as a Segment and go on from a fresh prompt: the env's
+        own compressed view of the conversation, fitted to `budget` tokens."""
+        count, room = TokenCount(tok), budget
+        try:
+            while True:
+                ids = chat_prompt_ids(tok, list(self.env.context_messages(count, room)))
+                if len(ids) <= budget:
+                    break
+                room -= len(ids) - budget  # the chat template's own tokens: give the contents less room
+                if room <= 0:
+                    raise TaskError(f"env {getattr(self.env, 'id', '?')} cannot restate its task in {budget} tokens")
+        except TaskError:  # not even the task's goal fits: end the episode as out of context
+            self.stop = "context"
+            return
+        n = self.prompt_len
+        self.closed.append(Segment(tuple(self.ids[:n]), tuple(self.ids[n:]), tuple(self.mask[n:]), tuple(self.logprobs[n:])))
+        self.ids, self.prompt_len = list(ids), len(ids)
+        self.mask, self.logprobs = [0] * len(ids), [0.0] * len(ids)
 
     def _watchdog(self, result: StepResult, budget: Budget) -> str:
         """Why to cut a continuing episode now, or "" to go on."""
@@ -147,12 +189,17 @@ class _Episode:
         return ""
 
     def trajectory(self) -> Trajectory:
+        n = self.prompt_len
+        stretches = [*self.closed, Segment(tuple(self.ids[:n]), tuple(self.ids[n:]), tuple(self.mask[n:]),
+                                           tuple(self.logprobs[n:]))]
+        first = stretches[0]
         return Trajectory(
-            task_id=self.task.id, messages=tuple(self.messages), token_ids=tuple(self.ids),
-            loss_mask=tuple(self.mask), logprobs=tuple(self.logprobs), turns=tuple(self.turns),
+            task_id=self.task.id, messages=tuple(self.messages), token_ids=first.prompt_ids + first.token_ids,
+            loss_mask=(0,) * len(first.prompt_ids) + first.loss_mask,
+            logprobs=(0.0,) * len(first.prompt_ids) + first.logprobs, turns=tuple(self.turns),
             reward=sum(t.reward for t in self.turns), terminated=self.terminated, truncated=not self.terminated,
-            stop_reason=self.stop, prompt_len=self.prompt_len,
-            wall_s=(self.ended or time.monotonic()) - self.started,
+            stop_reason=self.stop, prompt_len=len(first.prompt_ids),
+            wall_s=(self.ended or time.monotonic()) - self.started, segments=tuple(stretches[1:]),
         )
 
 

@@ -189,7 +189,13 @@ class RemoteEnv:
         self.sandbox, self.key = sandbox, key
 
     def reset(self, task: Task) -> list[Message]:
-        return _get(self.sandbox.reset.remote(self.key, task))
+        messages, compresses = _get(self.sandbox.reset.remote(self.key, task))
+        if compresses:  # the agent compresses long episodes only where the env can (rollout.context_budget)
+            self.context_messages = self._context_messages
+        return messages
+
+    def _context_messages(self, count_tokens, budget: int) -> list[Message]:
+        return _get(self.sandbox.context_messages.remote(self.key, count_tokens, budget))
 
     def step(self, action: str) -> StepResult:
         # An env's own exception comes back as itself, so a failed turn records the same
@@ -218,9 +224,13 @@ class SandboxWorker:
         score = self.env.verify(task, text)
         return score, time.perf_counter() - t
 
-    def reset(self, key: int, task: Task) -> list[Message]:
+    def reset(self, key: int, task: Task) -> tuple[list[Message], bool]:
+        """The episode's first messages, and whether its env can compress the conversation."""
         env = self.episodes[key] = copy.copy(self.env)
-        return env.reset(task)
+        return env.reset(task), hasattr(env, "context_messages")
+
+    def context_messages(self, key: int, count_tokens, budget: int) -> list[Message]:
+        return self.episodes[key].context_messages(count_tokens, budget)
 
     def step(self, key: int, action: str) -> StepResult:
         return self.episodes[key].step(action)

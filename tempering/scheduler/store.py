@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from tempering.types import Segment
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     name TEXT PRIMARY KEY, created REAL, algorithm TEXT, env TEXT, model TEXT, config TEXT);
@@ -33,7 +35,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     task_id TEXT, domain TEXT, family TEXT,
     reward REAL, passed INTEGER, turns INTEGER, tokens INTEGER, truncated INTEGER,
     stop_reason TEXT, env_s REAL, wall_s REAL, created REAL,
-    prompt_ids TEXT, sequence TEXT, mask TEXT, logprobs TEXT,
+    prompt_ids TEXT, sequence TEXT, mask TEXT, logprobs TEXT, segments TEXT,
     PRIMARY KEY (step, round, slot));
 CREATE TABLE IF NOT EXISTS turns (
     step INTEGER, round INTEGER, slot INTEGER, turn INTEGER,
@@ -77,6 +79,8 @@ class EpisodeRecord:
     for importance ratios when training off-policy."""
     turn_records: tuple[dict, ...] = ()
     """Per turn: reward, status, env_s and the artifacts (reply, feedback, info)."""
+    segments: tuple[Segment, ...] = ()
+    """Later stretches of a long episode, each on its own compressed prompt (Trajectory.segments)."""
 
 
 class Store:
@@ -89,6 +93,8 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")  # durable across a process crash (kill -9)
         self.db.executescript(SCHEMA)
+        if "segments" not in {row[1] for row in self.db.execute("PRAGMA table_info(episodes)")}:
+            self.db.execute("ALTER TABLE episodes ADD COLUMN segments TEXT")  # a store from before long episodes
         self.lock = threading.RLock()  # one connection, used by the trainer and a background sampler
 
     def close(self) -> None:
@@ -103,10 +109,11 @@ class Store:
         """Store one finished attempt in one transaction; False if it was already there."""
         with self.lock, self._tx() as db:
             cur = db.execute(
-                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT OR IGNORE INTO episodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (ep.step, ep.round, ep.slot, ep.task_id, ep.domain, ep.family, ep.reward, int(ep.passed), ep.turns,
                  sum(ep.mask), int(ep.truncated), ep.stop_reason, ep.env_s, ep.wall_s, time.time(),
-                 _ints(ep.prompt_ids), _ints(ep.sequence), _ints(ep.mask), ",".join(map(repr, ep.logprobs))))
+                 _ints(ep.prompt_ids), _ints(ep.sequence), _ints(ep.mask), ",".join(map(repr, ep.logprobs)),
+                 json.dumps([seg.as_dict() for seg in ep.segments]) if ep.segments else None))
             if cur.rowcount == 0:
                 return False
             key = (ep.step, ep.round, ep.slot)
@@ -135,11 +142,13 @@ class Store:
         with self.lock:
             rows = self.db.execute(
                 "SELECT step, round, slot, task_id, domain, family, reward, passed, turns, truncated, stop_reason, env_s, "
-                f"prompt_ids, sequence, mask, wall_s, logprobs FROM episodes {where} ORDER BY step, round, slot",
+                f"prompt_ids, sequence, mask, wall_s, logprobs, segments FROM episodes {where} ORDER BY step, round, slot",
                 args).fetchall()
         return [EpisodeRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], bool(r[9]), r[10], r[11],
                               _tuple(r[12]), _tuple(r[13]), _tuple(r[14]), r[15],
-                              tuple(float(x) for x in r[16].split(",")) if r[16] else ()) for r in rows]
+                              tuple(float(x) for x in r[16].split(",")) if r[16] else (),
+                              segments=tuple(Segment.from_dict(d) for d in json.loads(r[17])) if r[17] else ())
+                for r in rows]
 
     def keys(self) -> set[tuple[int, int, int]]:
         return set(self.db.execute("SELECT step, round, slot FROM episodes").fetchall())

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tempering.scheduler.store import EpisodeRecord
-from tempering.types import Completion, Score, Task, Trajectory
+from tempering.types import Completion, Score, Segment, Task, Trajectory
 
 
 @dataclass
@@ -35,6 +35,16 @@ class Group:
     """Sampling log-probs per token of each sequence (the behaviour policy)."""
     version: int = 0
     """Optimiser updates the policy had taken when it sampled this group."""
+    segments: list[tuple[Segment, ...]] = field(default_factory=list)
+    """Per attempt, the later stretches of a long episode on their compressed prompts
+    (rollout.context_budget); each trains with its attempt's advantage."""
+
+    def stretches(self) -> list[tuple[int, "Group"]]:
+        """(attempt, one-row group) for every later stretch: the same loss on another prompt."""
+        return [(j, Group(self.task, self.family, seg.prompt_ids, [seg.token_ids], [seg.loss_mask], [self.rewards[j]],
+                          [self.passed[j]], [1], [self.truncated[j] if self.truncated else False], 0.0,
+                          [seg.logprobs], self.version))
+                for j, segs in enumerate(self.segments) for seg in segs]
 
     @property
     def lengths(self) -> list[int]:
@@ -55,7 +65,8 @@ class Group:
     def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
         return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
                    [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
-                   [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records])
+                   [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records],
+                   segments=[r.segments for r in records] if any(r.segments for r in records) else [])
 
 
 def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,
@@ -73,9 +84,11 @@ def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajecto
     """A multi-turn episode as a stored episode, with each turn's reply, feedback and record."""
     n = t.prompt_len
     turns = tuple({"reward": u.reward, "status": u.info.get("status"), "env_s": u.env_s, "reply": u.action,
+                   "segment": u.segment,
                    "feedback": "\n\n".join(m.content for m in u.feedback),
                    "info": {k: v for k, v in u.info.items() if k != "code"}} for u in t.turns)
     passed = bool(t.turns and t.turns[-1].info.get("passed"))
     return EpisodeRecord(*key, task.id, task.domain, family, t.reward, passed, len(t.turns),
                          t.stop_reason in ("tokens", "context"), t.stop_reason, sum(u.env_s for u in t.turns),
-                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, t.logprobs[n:], turns)
+                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, t.logprobs[n:], turns,
+                         t.segments)

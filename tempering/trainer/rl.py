@@ -226,7 +226,7 @@ class RLStep:
 
         budget = Budget(max_turns=r.max_turns, max_new_tokens=r.max_new_tokens * r.max_turns,
                         wall_s=r.episode_wall_s or None, env_step_s=r.env_step_s, max_repeats=r.max_repeats,
-                        max_env_timeouts=r.max_env_timeouts, patience=r.patience)
+                        max_env_timeouts=r.max_env_timeouts, patience=r.patience, context_budget=r.context_budget)
         stats = self.rollout.play([tasks[s // g] for s in slots], slots,
                                   SamplingParams(temperature=r.temperature, top_p=r.top_p, max_new_tokens=r.max_new_tokens,
                                                  seed=seed), budget, r.pipeline == "overlap", done) or {}
@@ -250,8 +250,13 @@ class RLStep:
         a = self.cfg.algorithm
         temperature = self.cfg.rollout.temperature
         pad = self.tokenizer.pad_token_id or 0
-        masks = [self._mask(g) for g in batch]
-        norm = Norm(tokens=float(sum(m.sum() for m in masks)), sequences=float(sum(len(g.sequences) for g in batch)),
+        # Long episodes that outgrew rollout.context_budget go on as extra one-row groups on
+        # their compressed prompts; each carries its attempt's advantage.
+        n = len(batch)
+        owners = [(i, j) for i, g in enumerate(batch) for j, _ in g.stretches()]
+        units = [*batch, *(u for g in batch for _, u in g.stretches())]
+        masks = [self._mask(g) for g in units]
+        norm = Norm(tokens=float(sum(m.sum() for m in masks)), sequences=float(sum(len(g.sequences) for g in units)),
                     max_len=float(self.cfg.rollout.max_new_tokens * self.cfg.rollout.max_turns))
         beta = self.kl_ctl.beta
         use_ref = self.reference is not None and beta > 0
@@ -259,19 +264,20 @@ class RLStep:
         # one epoch otherwise, the first pass's own detached log-probs serve (ratio exactly 1).
         # Off-policy, ratios are taken against the log-probs the samples were drawn with (the
         # behaviour policy): PPO's clipped importance ratio is the correction.
-        behaviour = [self._behaviour(g) for g in batch] if self.cfg.rollout.max_staleness else None
+        behaviour = [self._behaviour(g) for g in units] if self.cfg.rollout.max_staleness else None
         need_old = (a.epochs > 1 and behaviour is None) or (use_ref and a.kl_in == "reward")
         with torch.no_grad():
-            old = [self._logprobs(self.policy, g, temperature, pad).logp for g in batch] if need_old else None
-            ref = [self._logprobs(self.reference, g, temperature, pad).logp for g in batch] if use_ref else None
-        advantages, extra = self._advantages(batch, masks, old, ref, beta)
+            old = [self._logprobs(self.policy, g, temperature, pad).logp for g in units] if need_old else None
+            ref = [self._logprobs(self.reference, g, temperature, pad).logp for g in units] if use_ref else None
+        advantages, extra = self._advantages(batch, masks[:n], old and old[:n], ref and ref[:n], beta)
+        advantages += [advantages[i][j:j + 1] for i, j in owners]
         base = behaviour if behaviour is not None else old
         returns = extra.pop("_returns", None)
         self.policy.train()
         sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "entropy": 0.0}
         for _ in range(a.epochs):
             self.optimizer.zero_grad(set_to_none=True)
-            for i, g in enumerate(batch):
+            for i, g in enumerate(units):
                 lp = self._logprobs(self.policy, g, temperature, pad, entropy_grad=a.entropy_coef > 0)
                 before = lp.logp.detach() if base is None else base[i]
                 out = policy_loss(lp.logp, before, advantages[i], masks[i], clip_low=a.clip_eps,

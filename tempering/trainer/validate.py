@@ -58,7 +58,7 @@ def validate(cfg: Config) -> None:
                        "algorithm.overlong_buffer": a.overlong_buffer, "lora.rank": cfg.lora.rank,
                        "optim.lr": o.lr, "optim.warmup_steps": o.warmup_steps, "rollout.episode_wall_s": r.episode_wall_s,
                        "rollout.max_repeats": r.max_repeats, "rollout.max_env_timeouts": r.max_env_timeouts,
-                       "rollout.patience": r.patience}.items():
+                       "rollout.patience": r.patience, "rollout.context_budget": r.context_budget}.items():
         if value < 0:
             raise ConfigError(f"{key} must not be negative, got {value}")
     for key in ("rollout_cpus", "sandbox_cpus", "rollout_gpus"):
@@ -77,6 +77,12 @@ def validate(cfg: Config) -> None:
     if r.pipeline == "overlap" and r.max_turns == 1:
         raise ConfigError("rollout.pipeline overlap interleaves the turns of multi-turn episodes: set rollout.max_turns "
                           "above 1, or use pipeline rounds (single-turn sampling already batches continuously)")
+    if r.context_budget and r.max_turns == 1:
+        raise ConfigError("rollout.context_budget compresses the conversation between turns: set rollout.max_turns above 1")
+    if r.context_budget and (a.name == "ppo" or (a.kl_in == "reward" and a.beta > 0)):
+        raise ConfigError("rollout.context_budget trains later stretches of an episode on their own prompts, which "
+                          "ppo's critic and a KL penalty in the reward do not cover yet: use grpo-style algorithms with "
+                          "algorithm.kl_in loss, or set rollout.context_budget 0")
     if a.kl_target is not None and a.beta <= 0:
         raise ConfigError("algorithm.kl_target adapts the KL coefficient, which starts at algorithm.beta: "
                           "set algorithm.beta > 0 (e.g. 0.01) or remove kl_target")

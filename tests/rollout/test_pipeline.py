@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+import torch
 
 from tempering.rollout import Budget, HFClient, run_episodes
 from tempering.types import Message, SamplingParams, StepResult, Task
@@ -105,3 +106,44 @@ def test_watchdogs_cut_runaway_attempts_with_a_reason(tiny, budget, infos, reaso
                        SamplingParams(max_new_tokens=16), budget)[0]
     assert (out.stop_reason, len(out.turns)) == (reason, turns)
     assert not out.terminated and out.truncated
+
+
+class ShortMemoryEnv(SlowEnv):
+    """SlowEnv that restates its conversation in one short message when asked to."""
+
+    def context_messages(self, count_tokens, budget):
+        return [*self.task.prompt, Message("user", f"Recap: {self.turn} tries, all wrong.")]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_past_the_context_budget_an_episode_goes_on_from_the_envs_compressed_prompt(tiny, overlap):
+    from tempering.rollout.hf import chat_prompt_ids
+    from tempering.trainer.logprobs import full_sequence_logprobs
+
+    client = HFClient(tiny.model, tiny.tokenizer, max_batch=4)
+    params = SamplingParams(temperature=1.0, max_new_tokens=6, seed=3)
+    recap = chat_prompt_ids(tiny.tokenizer, [*TASKS[0].prompt, Message("user", "Recap: 1 tries, all wrong.")])
+    budget = Budget(max_turns=4, context_budget=len(recap) + 2)
+    trajs = run_episodes(ShortMemoryEnv, TASKS[:3], client, params, budget, overlap=overlap)
+    plain = run_episodes(SlowEnv, TASKS[:3], client, params, Budget(max_turns=4))
+    for t, p, task in zip(trajs, plain, TASKS):
+        assert len(t.segments) == 3 and [u.segment for u in t.turns] == [0, 1, 2, 3]
+        assert t.token_ids[:t.prompt_len] == p.token_ids[:p.prompt_len]
+        assert t.token_ids[t.turns[0].span[0]:t.turns[0].span[1]] == p.token_ids[p.turns[0].span[0]:p.turns[0].span[1]]
+        for k, seg in enumerate(t.segments, start=1):  # each stretch starts from the env's recap
+            expected = chat_prompt_ids(tiny.tokenizer, [*task.prompt, Message("user", f"Recap: {k} tries, all wrong.")])
+            assert seg.prompt_ids == tuple(expected)
+            # its tokens were sampled from that prompt: their log-probs are the model's given it
+            lp = full_sequence_logprobs(tiny.model, seg.prompt_ids, [seg.token_ids]).logp[0]
+            on = torch.tensor(seg.loss_mask, dtype=torch.bool)
+            assert on.any() and torch.allclose(lp[on], torch.tensor(seg.logprobs)[on], atol=1e-4)
+    # the generated tokens are all there, each once: nothing lost at a compression
+    assert [sum(t.loss_mask) + sum(sum(s.loss_mask) for s in t.segments) for t in trajs] == \
+        [sum(u.span[1] - u.span[0] for u in t.turns) for t in trajs]
+
+
+def test_an_episode_whose_task_cannot_fit_the_context_budget_ends_as_context(tiny):
+    client = HFClient(tiny.model, tiny.tokenizer, max_batch=4)
+    params = SamplingParams(temperature=1.0, max_new_tokens=6, seed=3)
+    trajs = run_episodes(ShortMemoryEnv, TASKS[:2], client, params, Budget(max_turns=4, context_budget=5))
+    assert [(t.stop_reason, len(t.turns), t.segments) for t in trajs] == [("context", 1, ())] * 2

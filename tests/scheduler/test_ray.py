@@ -110,12 +110,16 @@ class TestSameAsLocal:
         ids = [0, 1, 3, 4, 6]  # slots of 3 tasks x 2 attempts, as if 2 and 5 were stored already
         tasks = [local.env.task("train", i // 2, "code/repair-v1") for i in ids]
         params = SamplingParams(temperature=1.0, max_new_tokens=12, seed=3)
-        budget = Budget(max_turns=3, max_new_tokens=36)
-        want: dict = {}
-        local.play(tasks, ids, params, budget, False, want.__setitem__)
-        assert {len(t.turns) for t in want.values()} == {3}  # feedback was really exchanged
-        assert pickle.loads(pickle.dumps(want[0])) == want[0]
-        for overlap in (False, True):
+        whole = Budget(max_turns=3, max_new_tokens=36)
+        # past the prompt and a little more, the repair env's compressed conversation takes over
+        compressed = dataclasses.replace(whole, context_budget=max(len(local.client.tokenizer(t.prompt[-1].content)
+                                                                       ["input_ids"]) for t in tasks) + 60)
+        for budget, overlap in ((whole, False), (whole, True), (compressed, True)):
+            want: dict = {}
+            local.play(tasks, ids, params, budget, False, want.__setitem__)
+            assert {len(t.turns) for t in want.values()} == {3}  # feedback was really exchanged
+            assert any(t.segments for t in want.values()) == bool(budget.context_budget)
+            assert pickle.loads(pickle.dumps(want[0])) == want[0]
             got: dict = {}
             assert set(remote.play(tasks, ids, params, budget, overlap, got.__setitem__)) == {"env_wait_s"}
             assert sorted(got) == ids
@@ -123,8 +127,10 @@ class TestSameAsLocal:
                 g, w = got[i], want[i]
                 assert (g.token_ids, g.loss_mask, g.stop_reason, g.messages) == \
                        (w.token_ids, w.loss_mask, w.stop_reason, w.messages)
-                assert [(t.action, t.reward, t.feedback, t.span) for t in g.turns] == \
-                       [(t.action, t.reward, t.feedback, t.span) for t in w.turns]
+                assert [(t.action, t.reward, t.feedback, t.span, t.segment) for t in g.turns] == \
+                       [(t.action, t.reward, t.feedback, t.span, t.segment) for t in w.turns]
+                assert [(s.prompt_ids, s.token_ids, s.loss_mask) for s in g.segments] == \
+                       [(s.prompt_ids, s.token_ids, s.loss_mask) for s in w.segments]
                 assert torch.allclose(torch.tensor(g.logprobs), torch.tensor(w.logprobs), atol=1e-5, rtol=0)
 
 

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
 import torch
 
 from tempering.config import load_config
+from tempering.errors import ConfigError
 from tempering.envs import SingleTurnEnv
 from tempering.trainer import prepare_run, train
 from tempering.trainer.logprobs import full_sequence_logprobs
 from tempering.trainer.rl import Group, RLStep
-from tempering.types import Message, StepResult
+from tempering.rollout.hf import chat_prompt_ids
+from tempering.scheduler.store import STORE_FILE, Store
+from tempering.types import Message, Segment, StepResult
 
 
 class ParityRepairEnv(SingleTurnEnv):
@@ -92,3 +98,78 @@ def test_repair_env_trains_through_the_sandbox(tmp_path, shared_sandbox):
     # A random model's code fails the examples, so every episode gets feedback and a second turn.
     assert m["turns_mean"] == 2.0 and m["pass_by_turn_2"] == 0.0 and m["reward_mean"] == 0.0
     assert m["time_score"] > 0  # time spent in the sandbox is measured apart from generation
+
+
+class CompressingParityEnv(ParityRepairEnv):
+    """ParityRepairEnv that can restate its conversation in short form, as long envs do, and
+    pays less for a later pass (so groups whose attempts all pass still differ)."""
+
+    def step(self, action):
+        result = super().step(action)
+        return replace(result, reward=result.reward * (1.0 - 0.2 * (self.turn - 1)))
+
+    def context_messages(self, count_tokens, budget):
+        return [*self._task.prompt, Message("user", f"Earlier tries were odd ({self.turn} so far). Try again.")]
+
+
+def test_later_stretches_train_with_their_attempts_advantage(tiny, parity_env):
+    """A stretch on a compressed prompt adds -A_j * sum(mask * grad log p) over its own
+    prompt to the loss, A_j being its attempt's advantage, normalised over all tokens."""
+    cfg = _cfg(**{"algorithm.beta": 0, "optim.grad_clip": 1e9, "rollout.max_turns": 4, "algorithm.loss_agg": "token_mean"})
+    model = tiny.model
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    step = RLStep(cfg, ParityRepairEnv(parity_env), model, tiny.tokenizer, opt, torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0))
+    prompt, sequences, masks = (1, 2, 3), [(10, 11, 12, 13), (20, 21, 22)], [(1, 1, 0, 0), (1, 1, 1)]
+    later = Segment((5, 6), (30, 31, 32, 33, 34), (1, 1, 0, 1, 1), (0.0,) * 5)  # attempt 0 went on from prompt (5, 6)
+    group = Group(None, None, prompt, sequences, masks, rewards=[1.0, 0.0], passed=[True, False], turns=[3, 1],
+                  truncated=[False, False], segments=[(later,), ()])
+    step.update([group])
+    got = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    def by_hand(segment_advantage_sign: float):
+        model.zero_grad(set_to_none=True)
+        model.train()
+        rewards = torch.tensor([1.0, 0.0])
+        adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
+        lp = full_sequence_logprobs(model, prompt, sequences, cfg.rollout.temperature)
+        mask = torch.zeros_like(lp.mask)
+        for i, m in enumerate(masks):
+            mask[i, : len(m)] = torch.tensor(m, dtype=mask.dtype)
+        seg_lp = full_sequence_logprobs(model, later.prompt_ids, [later.token_ids], cfg.rollout.temperature).logp[0]
+        seg_mask = torch.tensor(later.loss_mask, dtype=mask.dtype)
+        total = mask.sum() + seg_mask.sum()
+        loss = -((adv[:, None] * lp.logp * mask).sum() + segment_advantage_sign * adv[0] * (seg_lp * seg_mask).sum()) / total
+        loss.backward()
+        model.eval()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    def close(a, b):
+        return a.keys() == b.keys() and all(torch.allclose(a[n], b[n], atol=1e-6, rtol=1e-3) for n in a)
+
+    assert close(got, by_hand(1.0))
+    assert not close(got, by_hand(-1.0))  # the stretch's sign matters: it really is in the loss
+
+
+def test_context_budget_run_stores_and_trains_the_compressed_stretches(tmp_path, tiny, parity_env):
+    restated = [Message("user", "Say something about 1000000000."), Message("user", "Earlier tries were odd (2 so far). Try again.")]
+    budget = len(chat_prompt_ids(tiny.tokenizer, restated)) + 4  # a restated prompt fits; prompt + reply + feedback does not
+    cfg = _cfg(**{"rollout.max_turns": 3, "rollout.prompts_per_step": 2, "rollout.group_size": 4,
+                  "rollout.context_budget": budget, "rollout.max_new_tokens": 16})
+    prepare_run(cfg, tmp_path)
+    metrics = train(cfg, tmp_path, steps=1, progress=False, env=CompressingParityEnv(parity_env))
+    store = Store(tmp_path / STORE_FILE)
+    episodes = store.episodes()
+    store.close()
+    long = [e for e in episodes if e.turns > 1]
+    assert long and all(len(e.segments) == e.turns - 1 for e in long)  # every feedback outgrew the budget
+    assert all(len(s.prompt_ids) <= budget and sum(s.loss_mask) > 0 for e in long for s in e.segments)
+    assert all(len(e.prompt_ids) + len(e.sequence) <= budget + 16 for e in long)  # no stretch outgrew budget + a reply
+    assert all(not e.segments for e in episodes if e.turns == 1)
+    assert metrics[0].get("grad_norm", 0) > 0
+
+
+def test_context_budget_is_refused_where_it_cannot_train(tmp_path):
+    with pytest.raises(ConfigError, match="context_budget"):
+        prepare_run(_cfg(**{"rollout.context_budget": 100}), tmp_path / "a")  # single turn
+    with pytest.raises(ConfigError, match="context_budget"):
+        prepare_run(_cfg(**{"rollout.context_budget": 100, "rollout.max_turns": 3, "algorithm.name": "ppo"}), tmp_path / "b")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import TaskError
+from ...scheduler.context import compress
 from ...types import Message, Score, StepResult, Task
 from ..base import SingleTurnEnv
 from .extract import extract_code
@@ -97,7 +98,13 @@ class RepairEnv(SynthEnv):
 
     def reset(self, task: Task) -> list[Message]:
         self._turn = 0
-        return super().reset(task)
+        self._history = super().reset(task)
+        return list(self._history)
+
+    def context_messages(self, count_tokens, budget: int) -> list[Message]:
+        """The conversation so far in at most `budget` tokens: the task, the latest code and
+        error in full, earlier attempts cut to their signatures and error lines."""
+        return compress(self._history, count_tokens, budget)
 
     def step(self, action: str) -> StepResult:
         if self._task is None:
@@ -111,6 +118,7 @@ class RepairEnv(SynthEnv):
                 "progress": d.get("checks_passed", 0) / max(1, d.get("checks_total", 0))}
         if not visible.passed and self._turn < self.max_turns:
             msg = Message("user", feedback(visible, self._turn, self.max_turns))
+            self._history += [Message("assistant", action), msg]
             return StepResult((msg,), 0.0, False, False, {**info, "passed": False})
         hidden = self.verify(task, action)
         value = hidden.value if self.reward == "fraction" else float(hidden.passed)
