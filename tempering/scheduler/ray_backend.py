@@ -64,7 +64,7 @@ class RayRollout:
         device = "cuda" if rollout_gpus > 0 else "cpu"
         self.rollouts = [rollout.remote(cfg.model.name, cfg.model.dtype, peft, r.prompts_per_step * r.group_size,
                                         s.env_workers, device) for _ in range(s.rollout_workers)]
-        self.sandboxes = [sandbox.remote(cfg.env, s.env_workers) for _ in range(s.sandbox_workers)]
+        self.sandboxes = [sandbox.remote(cfg.env, s.env_workers, r.max_turns) for _ in range(s.sandbox_workers)]
         _wait_started(self.rollouts + self.sandboxes)
         self.sync()
 
@@ -208,10 +208,10 @@ class SandboxWorker:
     threads and keeps one copy of the env per running episode; runs up to env_workers
     calls at once (the actor's max_concurrency)."""
 
-    def __init__(self, env_cfg, env_workers: int) -> None:
+    def __init__(self, env_cfg, env_workers: int, max_turns: int = 1) -> None:
         from tempering import envs
 
-        self.env = envs.make_from_config(env_cfg)
+        self.env = envs.make_from_config(env_cfg, max_turns)
         self.env_workers = env_workers
         self.episodes: dict[int, object] = {}
 

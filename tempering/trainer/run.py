@@ -60,7 +60,7 @@ def prepare_run(cfg: Config, run_dir: Path) -> None:
     validate(cfg)
     resolve_path(cfg.model.name)
     if cfg.algorithm.name in RL_ALGORITHMS:
-        envs.make_from_config(cfg.env)
+        envs.make_from_config(cfg.env, cfg.rollout.max_turns)
         if cfg.reward.model:
             resolve_path(cfg.reward.model)
     elif not Path(cfg.data.path).is_file():
@@ -141,7 +141,7 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
                 scorer.load_optimizer(saved)
             else:
                 scorer = RewardModelScorer(cfg, cfg.reward.model)
-        return RLStep(cfg, env or envs.make_from_config(cfg.env), loaded.model, loaded.tokenizer, optimizer, scheduler,
+        return RLStep(cfg, env or envs.make_from_config(cfg.env, cfg.rollout.max_turns), loaded.model, loaded.tokenizer, optimizer, scheduler,
                       reference, critic, scorer)
     from tempering.trainer.offline import make_offline_step
 

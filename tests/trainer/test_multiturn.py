@@ -98,6 +98,10 @@ def test_repair_env_trains_through_the_sandbox(tmp_path, shared_sandbox):
     # A random model's code fails the examples, so every episode gets feedback and a second turn.
     assert m["turns_mean"] == 2.0 and m["pass_by_turn_2"] == 0.0 and m["reward_mean"] == 0.0
     assert m["time_score"] > 0  # time spent in the sandbox is measured apart from generation
+    store = Store(tmp_path / STORE_FILE)
+    # the env ended each episode at rollout.max_turns itself, grading it on the hidden tests
+    assert {(e.stop_reason, e.turns) for e in store.episodes()} == {("terminated", 2)}
+    store.close()
 
 
 class CompressingParityEnv(ParityRepairEnv):
@@ -173,3 +177,15 @@ def test_context_budget_is_refused_where_it_cannot_train(tmp_path):
         prepare_run(_cfg(**{"rollout.context_budget": 100}), tmp_path / "a")  # single turn
     with pytest.raises(ConfigError, match="context_budget"):
         prepare_run(_cfg(**{"rollout.context_budget": 100, "rollout.max_turns": 3, "algorithm.name": "ppo"}), tmp_path / "b")
+
+
+def test_multi_turn_envs_end_their_episodes_at_the_rollout_turn_budget():
+    """An env that grades at its own last turn gets rollout.max_turns as that turn, so the
+    rollout budget never cuts an attempt before it is graded."""
+    from tempering import envs
+    from tempering.config import EnvConfig
+
+    assert envs.make_from_config(EnvConfig(id="code/repair-v1"), 5).max_turns == 5
+    mixed = envs.make_from_config(EnvConfig(id="mix", mix={"code/repair-v1": 1.0, "math/arith-v1": 1.0}), 4)
+    assert mixed.members["code/repair-v1"].max_turns == 4
+    assert envs.make_from_config(EnvConfig(id="code/repair-v1")).max_turns == 3  # the env's own default otherwise
