@@ -67,7 +67,7 @@ def run_trl(args, env, out: Path) -> dict:
         output_dir=str(out), per_device_train_batch_size=args.prompts * args.group, num_generations=args.group,
         gradient_accumulation_steps=1, max_completion_length=args.tokens, learning_rate=args.lr,
         temperature=args.temperature, beta=0.0, max_steps=100_000, logging_steps=1, save_strategy="no",
-        report_to=[], use_cpu=True, bf16=False, seed=0, warmup_steps=2, adam_beta2=0.99, max_grad_norm=1.0,
+        report_to=[], use_cpu=True, bf16=False, seed=0, warmup_steps=args.warmup, adam_beta2=0.99, max_grad_norm=1.0,
         disable_tqdm=True, log_level="error")
     trainer = GRPOTrainer(model=loaded.model, reward_funcs=reward, args=cfg, train_dataset=data,
                           processing_class=loaded.tokenizer, callbacks=[Budget()])
@@ -83,6 +83,7 @@ def run_tempering(args, env, out: Path) -> dict:
     cfg = load_config("configs/smollm2-arith-grpo.yaml", [
         f"rollout.prompts_per_step={args.prompts}", f"rollout.group_size={args.group}",
         f"rollout.max_new_tokens={args.tokens}", f"rollout.temperature={args.temperature}", f"optim.lr={args.lr}",
+        f"optim.warmup_steps={args.warmup}",
         "algorithm.beta=0", "train.curriculum=false", f"train.max_minutes={args.minutes}", "train.save_every=1000"])
     prepare_run(cfg, out)
     t0 = time.perf_counter()
@@ -104,6 +105,8 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64, help="max completion length")
     ap.add_argument("--lr", type=float, default=4e-5)
     ap.add_argument("--temperature", type=float, default=0.7)
+    ap.add_argument("--warmup", type=int, default=0, help="linear warm-up steps on both sides (TRL's starts at lr 0, "
+                                                           "so with a few steps in the budget its first would not train)")
     ap.add_argument("--out", default="runs/bench-vs-trl.json")
     args = ap.parse_args()
     resolve_path(MODEL)
