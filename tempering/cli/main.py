@@ -42,6 +42,12 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
+    if args.env == "terminal" or args.env.startswith("terminal/"):
+        from tempering.envs.terminal.cli import eval_terminal
+
+        return eval_terminal(args)
+    if not args.model:
+        raise ConfigError("temper eval needs --model: a preset (smollm2-135m-instruct, tiny-random) or an HF model dir")
     from tempering import envs
     from tempering.eval import evaluate
     from tempering.models import load
@@ -81,6 +87,12 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _cmd_data(args: argparse.Namespace) -> int:
+    if args.kind == "repo-tasks":
+        from tempering.envs.terminal.cli import data_repo_tasks
+
+        return data_repo_tasks(args)
+    if not args.env:
+        raise ConfigError(f"temper data {args.kind} needs --env: an env id from `temper envs list`")
     from tempering import envs
     from tempering.trainer.make_data import preference_rows, sft_rows, write_jsonl
 
@@ -294,8 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=_cmd_train)
 
     e = sub.add_parser("eval", help="greedy accuracy on an env's held-out split")
-    e.add_argument("--model", required=True, help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
-    e.add_argument("--env", required=True, help="env id from `temper envs list`")
+    e.add_argument("--model", help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
+    e.add_argument("--env", required=True, help="env id from `temper envs list`, or terminal (Terminal-Bench tasks)")
     e.add_argument("--split", default="test", choices=["train", "test"])
     e.add_argument("--n", type=int, default=200)
     e.add_argument("--max-new-tokens", type=int, default=64)
@@ -307,13 +319,20 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--progress", help="pass@k: JSONL file of scored problems; an interrupted run given the same "
                                       "file continues where it stopped")
     e.add_argument("--out", help="JSON file for the full result")
+    e.add_argument("--tasks", help="terminal: a task directory or a directory of them (Terminal-Bench or native)")
+    e.add_argument("--agent", choices=["oracle", "noop", "model"], help="terminal: who works the tasks")
+    e.add_argument("--task", action="append", help="terminal: only this task id (repeatable)")
+    e.add_argument("--workers", type=int, default=1, help="terminal: tasks run at once (default 1)")
+    e.add_argument("--max-turns", type=int, default=20, help="terminal --agent model: replies per task (default 20)")
     e.set_defaults(func=_cmd_eval)
 
-    dt = sub.add_parser("data", help="write sft examples or preference pairs from an env, for sft/dpo/reward_model")
-    dt.add_argument("kind", choices=["sft", "pairs"], help="sft: prompts with reference replies; pairs: sampled "
-                                                            "replies, a passing one preferred over a failing one")
-    dt.add_argument("--env", required=True, help="env id from `temper envs list`")
-    dt.add_argument("--out", required=True, help="JSONL file to write")
+    dt = sub.add_parser("data", help="write sft examples or preference pairs from an env, for sft/dpo/reward_model; "
+                                     "or repository tasks for the terminal runner")
+    dt.add_argument("kind", choices=["sft", "pairs", "repo-tasks"],
+                    help="sft: prompts with reference replies; pairs: sampled replies, a passing one preferred over "
+                         "a failing one; repo-tasks: generated bug-fix repository tasks, one directory each")
+    dt.add_argument("--env", help="sft, pairs: env id from `temper envs list`")
+    dt.add_argument("--out", required=True, help="JSONL file to write (repo-tasks: a directory)")
     dt.add_argument("--split", default="train", choices=["train", "test"])
     dt.add_argument("--n", type=int, default=200, help="tasks to draw")
     dt.add_argument("--model", default="smollm2-135m-instruct", help="pairs: the model to sample")
@@ -322,6 +341,9 @@ def build_parser() -> argparse.ArgumentParser:
     dt.add_argument("--temperature", type=float, default=0.7)
     dt.add_argument("--max-new-tokens", type=int, default=64)
     dt.add_argument("--seed", type=int, default=0)
+    dt.add_argument("--modules", help="repo-tasks: only these seed modules, comma-separated (default: all)")
+    dt.add_argument("--no-verify", action="store_true",
+                    help="repo-tasks: skip running the oracle and noop agents on each written task")
     dt.set_defaults(func=_cmd_data)
 
     st = sub.add_parser("settings", help="every config key with its default and what it does")

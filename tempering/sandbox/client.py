@@ -26,7 +26,7 @@ from ..types import ExecResult
 from . import protocol
 from .languages import LANGUAGES
 from .limits import Limits
-from .paths import PathError, clean_path
+from .paths import PathError, check_task_dirs, clean_path
 
 if TYPE_CHECKING:
     from .session import Session
@@ -184,7 +184,12 @@ class Sandbox:
                 return replace(r, files=got[0], detail=r.detail or _errors_line(got[1]))
         return self._run(code, language, stdin, files, limits or self.limits, None, trace=trace)
 
-    def _run(self, code, language, stdin, files, lim: Limits, session: str | None, read=(), trace=False) -> ExecResult:
+    def _run(self, code, language, stdin, files, lim: Limits, session: str | None, read=(), trace=False,
+             workdir: str | None = None, scratch: tuple[str, ...] = ()) -> ExecResult:
+        try:
+            check_task_dirs(session, workdir, scratch)
+        except ValueError as e:
+            raise SandboxInputError(str(e)) from None
         if language is not None and language not in LANGUAGES:
             raise SandboxInputError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
         if language is not None and not isinstance(code, str):
@@ -199,6 +204,8 @@ class Sandbox:
         }
         header = {"op": "run", "job": job, "language": language, "limits": _limits_dict(lim), "session": session,
                   "trace": trace}
+        if workdir or scratch:
+            header.update(workdir=workdir, scratch=list(scratch))
         t0 = time.monotonic()
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 
 from . import syscalls as sc
+from .paths import TASK_DIRS, check_task_dirs
 
 USR_DIRS = ("usr/bin", "usr/lib", "usr/lib64", "usr/libexec", "usr/include", "usr/share/zoneinfo")
 ETC_COPY = ("ld.so.cache", "ld.so.conf", "localtime", "nsswitch.conf")
@@ -81,7 +82,7 @@ def build_root(staging: str = "/tmp") -> None:
     for i, name in enumerate(("stdin", "stdout", "stderr")):
         os.symlink(f"/proc/self/fd/{i}", f"{r}/dev/{name}")
     os.symlink("/proc/self/fd", f"{r}/dev/fd")
-    for d in ("dev/shm", "proc", "tmp", "workspace", SESSIONS.lstrip("/"), ".old"):
+    for d in ("dev/shm", "proc", "tmp", "workspace", SESSIONS.lstrip("/"), ".old", *(t.lstrip("/") for t in TASK_DIRS)):
         os.makedirs(f"{r}/{d}", mode=0o755)
     sc.mount("proc", f"{r}/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
     sc.mount("tempering-sessions", f"{r}{SESSIONS}", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0711")
@@ -110,8 +111,11 @@ def enter_run(disk_mb: int, inodes: int = 16384) -> None:
         sc.mount("run", target, "tmpfs", flags, f"size={disk_mb}m,nr_inodes={inodes},mode={mode}")
 
 
-def adjust_run(disk_mb: int, default_mb: int, session: str | None, inodes: int = 16384) -> None:
-    """Once the request is known: the session's workspace, or sizes other than the default."""
+def adjust_run(disk_mb: int, default_mb: int, session: str | None, inodes: int = 16384,
+               workdir: str | None = None, scratch=()) -> None:
+    """Once the request is known: the session's workspace (also at `workdir`), scratch
+    tmpfs mounts, or sizes other than the default."""
+    check_task_dirs(session, workdir, scratch)
     flags = sc.MS_NOSUID | sc.MS_NODEV
     if disk_mb != default_mb:
         targets = ("/tmp", "/dev/shm") if session else ("/workspace", "/tmp", "/dev/shm")
@@ -121,6 +125,11 @@ def adjust_run(disk_mb: int, default_mb: int, session: str | None, inodes: int =
         sc.umount("/workspace")
         sc.mount(f"/proc/self/fd/{_sessions_fd}/{session}/ws", "/workspace", None, sc.MS_BIND)
         sc.mount("none", "/workspace", None, sc.MS_BIND | sc.MS_REMOUNT | flags)
+        if workdir:
+            sc.mount("/workspace", workdir, None, sc.MS_BIND)
+            sc.mount("none", workdir, None, sc.MS_BIND | sc.MS_REMOUNT | flags)
+    for target in scratch or ():
+        sc.mount("run", target, "tmpfs", flags, f"size={disk_mb}m,nr_inodes={inodes},mode=0755")
 
 
 def make_session_dir(session_id: str, disk_mb: int, owner_uid: int) -> str:

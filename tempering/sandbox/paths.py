@@ -9,6 +9,10 @@ import posixpath
 import stat
 
 MAX_ENTRIES = 20_000  # a fetch walks at most this many directory entries
+TASK_DIRS = ("/app", "/tests")
+"""Empty mount points in the root for Terminal-Bench-style tasks, whose files live at fixed
+absolute paths: a session run may show its workspace at one of them (`workdir`) and get a
+fresh, empty scratch tmpfs at others (`scratch`). Nothing is mounted there otherwise."""
 
 
 class PathError(ValueError):
@@ -95,3 +99,12 @@ def expected(patterns: list[str], path: str) -> bool:
     except PathError:
         return False
     return any(glob_match(p, path) if has_magic(p) else p == path for p in patterns)
+
+
+def check_task_dirs(session: str | None, workdir: str | None, scratch) -> None:
+    """The only places `workdir` and `scratch` may name (see TASK_DIRS)."""
+    scratch = list(scratch or ())
+    if workdir is not None and (workdir not in TASK_DIRS or not session):
+        raise ValueError(f"workdir {workdir!r}: a session run may show its workspace only at one of {TASK_DIRS}")
+    if any(d not in TASK_DIRS or d == workdir for d in scratch) or len(set(scratch)) != len(scratch):
+        raise ValueError(f"scratch {scratch!r}: give distinct entries of {TASK_DIRS} other than the workdir")

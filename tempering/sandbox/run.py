@@ -142,8 +142,10 @@ class Slot:
         limits = header["limits"]
         disk = int(limits["disk_mb"])
         session = header.get("session")
-        if session or disk != self.prep.default_disk_mb:
-            filesystem.adjust_run(disk, self.prep.default_disk_mb, session)
+        workdir, scratch = header.get("workdir"), header.get("scratch") or ()
+        paths.check_task_dirs(session, workdir, scratch)
+        if session or disk != self.prep.default_disk_mb or scratch:
+            filesystem.adjust_run(disk, self.prep.default_disk_mb, session, workdir=workdir, scratch=scratch)
         os.dup2(out_w, 1)
         os.dup2(err_w, 2)
         stdin = os.memfd_create("stdin", 0)
@@ -153,7 +155,7 @@ class Slot:
         os.close(stdin)
         st_w = self.st_w
         close_fds_except([st_w, self.done_w])
-        os.chdir("/workspace")
+        os.chdir(workdir or "/workspace")
         language = header.get("language")
         confine(limits, self.prep, header.get("cgroups", False), compiled=language in languages.COMPILED)
         if header.get("trace"):

@@ -222,7 +222,7 @@ class Server:
         limits = header["limits"]
         group = slot["group"]
         job = header["job"]
-        forwarded = {k: header.get(k) for k in ("session", "language", "limits", "trace")}
+        forwarded = {k: header.get(k) for k in ("session", "language", "limits", "trace", "workdir", "scratch")}
         forwarded["cgroups"] = group is not None
         if header.get("trace"):
             forwarded["assigned"] = time.monotonic()

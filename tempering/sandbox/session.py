@@ -32,9 +32,14 @@ class Session:
             raise SandboxUnavailable(f"could not open a sandbox session: {reply.get('error')}")
 
     def run(self, code: str, stdin: str | bytes = "", language: str | None = None,
-            limits: Limits | None = None, files: dict | None = None) -> ExecResult:
+            limits: Limits | None = None, files: dict | None = None, *,
+            workdir: str | None = None, scratch: tuple[str, ...] = ()) -> ExecResult:
+        """`workdir` (one of paths.TASK_DIRS, e.g. "/app") shows the workspace there too and
+        starts the run in it; `scratch` names other TASK_DIRS that get a fresh, empty tmpfs
+        for this run only. Both serve tasks written for fixed paths (Terminal-Bench)."""
         self._check_open()
-        return self.sandbox._run(code, language or self.language, stdin, files, limits or self.limits, self.id)
+        return self.sandbox._run(code, language or self.language, stdin, files, limits or self.limits, self.id,
+                                 workdir=workdir, scratch=tuple(scratch))
 
     def _read(self, patterns: list[str]) -> tuple[dict[str, bytes], dict[str, str]]:
         """Files (or globs) from the workspace, read inside the sandbox."""

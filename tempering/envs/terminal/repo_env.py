@@ -1,0 +1,63 @@
+"""`terminal/repo-v1`: a model fixes a bug in a small generated repository through a shell.
+
+The episode is `terminal/tb-v1`'s (env.py): one ```bash block per reply, DONE to finish, then
+the grader runs the task's FAIL_TO_PASS and PASS_TO_PASS tests (reward 1 only when all pass;
+`info["counts"]` has both counts). The tasks are generated (repo_gen.py), so there are two
+splits, `task(split, i)` is the same task every time, and the families are the seed modules.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from tempering.errors import TaskError
+from tempering.types import Task
+
+from .env import TerminalEnv
+from .repo_gen import ENV_ID, generate
+from .repo_seeds import SEEDS
+
+SPLIT_SIZE = 100_000
+"""Tasks per split (generated on demand; any index below this works)."""
+
+
+class RepoEnv(TerminalEnv):
+    """See the module docstring. `modules` restricts the seed modules; `seed` picks another
+    stream of tasks."""
+
+    splits = ("train", "test")
+
+    def __init__(self, max_turns: int = 20, command_timeout_s: float = 60.0, output_chars: int = 4000, sandbox=None,
+                 modules: tuple[str, ...] | None = None, seed: int = 0) -> None:
+        if max_turns < 1:
+            raise TaskError(f"max_turns must be at least 1, got {max_turns}")
+        unknown = sorted(set(modules or ()) - set(SEEDS))
+        if unknown:
+            raise TaskError(f"no seed module {', '.join(unknown)} for {ENV_ID}; there are {', '.join(SEEDS)}")
+        self.id = ENV_ID
+        self.max_turns, self.command_timeout_s, self.output_chars = max_turns, command_timeout_s, output_chars
+        self.modules, self.seed = tuple(modules or SEEDS), seed
+        self.families = self.modules
+        self._sandbox = sandbox
+        self.skipped: dict[str, str] = {}
+        self._session = None
+        self._task = None
+
+    def size(self, split: str) -> int:
+        return SPLIT_SIZE if split in self.splits else 0
+
+    def task(self, split: str, index: int, family: str | None = None) -> Task:
+        if split not in self.splits:
+            raise TaskError(f"unknown split {split!r} for {ENV_ID}: use train or test")
+        if family is not None and family not in self.families:
+            raise TaskError(f"{ENV_ID} has no family {family!r}; families: {', '.join(self.families)}")
+        return self._task_at(split, index, family)
+
+    @functools.lru_cache(maxsize=256)  # noqa: B019 (one env per run; generation costs a sandbox run or more)
+    def _task_at(self, split: str, index: int, family: str | None) -> Task:
+        spec = generate(split, index, self.seed, (family,) if family else self.modules, self.sandbox)
+        t = spec.terminal_task()
+        return Task(id=f"{ENV_ID}/{split}/{index}" + (f"/{family}" if family else ""), domain="terminal",
+                    prompt=self.as_task(t).prompt, reference=t,
+                    metadata={"category": t.category, "module": spec.module, "fail_to_pass": len(spec.fail_to_pass),
+                              "pass_to_pass": len(spec.pass_to_pass)})
