@@ -54,6 +54,14 @@ def test_multi_turn_run_reports_pass_rates_by_turn(tmp_path, parity_env):
     assert any(m.get("grad_norm", 0) > 0 for m in metrics)  # and the weights were trained on them
 
 
+def _padded(masks, like: torch.Tensor) -> torch.Tensor:
+    """Per-row loss masks, right-padded with zeros to the shape of `like`."""
+    mask = torch.zeros_like(like)
+    for i, m in enumerate(masks):
+        mask[i, : len(m)] = torch.tensor(m, dtype=mask.dtype)
+    return mask
+
+
 def test_feedback_and_template_tokens_carry_no_gradient(tiny, parity_env):
     """The update's gradient equals -sum(A * mask * grad log p) / sum(mask) computed by hand
     with the mask, so tokens with mask 0 contribute nothing."""
@@ -74,9 +82,7 @@ def test_feedback_and_template_tokens_carry_no_gradient(tiny, parity_env):
         rewards = torch.tensor([1.0, 0.0])
         adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
         lp = full_sequence_logprobs(model, prompt, sequences, cfg.rollout.temperature)
-        mask = torch.zeros_like(lp.mask)
-        for i, m in enumerate(masks):
-            mask[i, : len(m)] = torch.tensor(m, dtype=mask.dtype)
+        mask = _padded(masks, lp.mask)
         (-(adv[:, None] * lp.logp * mask).sum() / mask.sum()).backward()
         model.eval()
         return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
@@ -136,9 +142,7 @@ def test_later_stretches_train_with_their_attempts_advantage(tiny, parity_env):
         rewards = torch.tensor([1.0, 0.0])
         adv = (rewards - rewards.mean()) / (rewards.std() + 1e-6)
         lp = full_sequence_logprobs(model, prompt, sequences, cfg.rollout.temperature)
-        mask = torch.zeros_like(lp.mask)
-        for i, m in enumerate(masks):
-            mask[i, : len(m)] = torch.tensor(m, dtype=mask.dtype)
+        mask = _padded(masks, lp.mask)
         seg_lp = full_sequence_logprobs(model, later.prompt_ids, [later.token_ids], cfg.rollout.temperature).logp[0]
         seg_mask = torch.tensor(later.loss_mask, dtype=mask.dtype)
         total = mask.sum() + seg_mask.sum()
