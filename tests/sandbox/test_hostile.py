@@ -258,12 +258,15 @@ def test_sigterm_ignoring_loop(sandbox, host):
 CPU_THREADS = {
     "python_threads": ("python", src('''
         import threading
+        go = threading.Event()
         def spin():
+            go.wait()  # all start before any spins: 16 spinners fighting for the GIL slow each start
             while True:
                 pass
         for _ in range(16):
             threading.Thread(target=spin).start()
         print("16 threads", flush=True)
+        go.set()
         spin()
     ''')),
     "c_pthreads": ("c", src(r'''
