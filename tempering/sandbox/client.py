@@ -15,6 +15,7 @@ import select
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
@@ -39,6 +40,14 @@ QUEUE_TIMEOUT_S = 600.0  # how long a run may wait for a free slot before it is 
 @functools.lru_cache(maxsize=64)
 def _limits_dict(lim: Limits) -> dict:
     return lim.as_dict()
+
+
+def sandbox_library() -> str | None:
+    """The host directory of Python packages runs may import (read-only, at /opt/pylib):
+    $TEMPERING_SANDBOX_LIB, else `sandbox-lib` in this interpreter's prefix (the venv, where
+    `make setup` installs numpy and manifold3d for the CAD tool), else none."""
+    path = os.environ.get("TEMPERING_SANDBOX_LIB") or os.path.join(sys.prefix, "sandbox-lib")
+    return os.path.realpath(path) if os.path.isdir(path) else None
 
 
 def find_python() -> str:
@@ -95,7 +104,7 @@ class Sandbox:
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8"}
         self._proc = subprocess.Popen(
             [python, "-I", "-S", "-B", "-c", _BOOT, root, str(theirs.fileno()), str(self.pool_size),
-             json.dumps(self.limits.as_dict())],
+             json.dumps(self.limits.as_dict()), sandbox_library() or ""],
             pass_fds=[theirs.fileno()],
             env=env,
             stdin=subprocess.DEVNULL,

@@ -2,8 +2,8 @@
 
 `build_root` runs once in the fork server (host root, in its own mount namespace): a
 read-only tmpfs root holding read-only binds of what the supported languages need
-(/usr/bin, /usr/lib, /usr/libexec, /usr/include, the dynamic loader's config) and
-nothing else: no /home, /root, /usr/local, /srv, /mnt, /opt, /sys, no project checkout.
+(/usr/bin, /usr/lib, /usr/libexec, /usr/include, the dynamic loader's config), the
+sandbox library of Python packages at /opt/pylib when there is one, and nothing else: no /home, /root, /usr/local, /srv, /mnt, /opt, /sys, no project checkout.
 
 `enter_run` runs once per run, in the run's own user and mount namespace: a fresh
 size- and inode-limited tmpfs for /workspace (or the session's workspace), /tmp and
@@ -23,6 +23,8 @@ ETC_BIND = ("ld.so.conf.d", "alternatives")
 DEVICES = ("null", "zero", "full", "random", "urandom")
 SANDBOX_UID = 1000
 SESSIONS = "/sessions"
+PYLIB = "/opt/pylib"
+"""Where the sandbox library (packages tools in the sandbox import: numpy, manifold3d) shows."""
 RO = sc.MS_RDONLY | sc.MS_NOSUID | sc.MS_NODEV
 
 PASSWD = (
@@ -38,9 +40,10 @@ def _bind_ro(src: str, dst: str) -> None:
     sc.mount("none", dst, None, sc.MS_BIND | sc.MS_REMOUNT | RO)
 
 
-def build_root(staging: str = "/tmp") -> None:
+def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
     """Assemble the sandbox root on a tmpfs over `staging` and pivot the calling process
-    into it. The caller must already be in a private mount namespace."""
+    into it. The caller must already be in a private mount namespace. `pylib`, a host
+    directory of Python packages (the sandbox library), is bound read-only at PYLIB."""
     sc.mount("none", "/", None, sc.MS_REC | sc.MS_PRIVATE)
     sc.mount("tempering-root", staging, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=16m,mode=0755")
     r = staging.rstrip("/")
@@ -55,6 +58,9 @@ def build_root(staging: str = "/tmp") -> None:
         if os.path.isdir("/" + d) and not os.path.islink("/" + d):
             os.makedirs(f"{r}/{d}")
             _bind_ro("/" + d, f"{r}/{d}")
+    if pylib:
+        os.makedirs(f"{r}{PYLIB}")
+        _bind_ro(pylib, f"{r}{PYLIB}")
     os.makedirs(f"{r}/etc")
     for name in ETC_COPY:
         src = "/etc/" + name

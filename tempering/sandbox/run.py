@@ -47,6 +47,9 @@ def run_environment() -> dict[str, str]:
         "TMPDIR": "/tmp",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONIOENCODING": "utf-8",
+        # numpy in the sandbox library (PYLIB): one BLAS thread, not one per host core
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
     }
 
 

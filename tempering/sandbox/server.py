@@ -469,11 +469,12 @@ def _reply(channel: socket.socket | None, obj: dict) -> None:
 
 
 def main() -> None:
-    """Entry point: `python3 -I -S -B -c BOOT ROOT FD POOL DEFAULT_LIMITS_JSON`."""
+    """Entry point: `python3 -I -S -B -c BOOT ROOT FD POOL DEFAULT_LIMITS_JSON [PYLIB_DIR]`."""
     # No parent-death signal here: it fires when the *thread* that started us exits.
     # The caller's death closes the control socket instead, and the loop ends on EOF.
     control = socket.socket(fileno=int(sys.argv[2]))
     pool_size, defaults = int(sys.argv[3]), json.loads(sys.argv[4])
+    pylib = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None
     try:
         run._write_file("/proc/self/oom_score_adj", "-1000")
     except OSError:
@@ -483,11 +484,14 @@ def main() -> None:
             __import__(name)
         sc.unshare(sc.CLONE_NEWNS)
         server = Server(control, pool_size, defaults)
-        filesystem.build_root()
+        filesystem.build_root(pylib=pylib)
         # What every run sees, set once here so slots inherit it instead of each redoing it.
-        sys.path[:] = ["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
+        sys.path[:] = (["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
+                       + ([filesystem.PYLIB] if pylib else []))
         os.environ.clear()
         os.environ.update(run.run_environment())
+        if pylib:  # a python3 started from bash (terminal tasks) finds the sandbox library too
+            os.environ["PYTHONPATH"] = filesystem.PYLIB
         problem = server.first_slot_ready()
     except Exception as e:  # noqa: BLE001
         problem = f"{type(e).__name__}: {e}"

@@ -27,7 +27,8 @@ from tempering.errors import SandboxInputError
 from tempering.sandbox import Sandbox
 
 NOBODY = 65534
-SANDBOX_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE",
+SANDBOX_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH",
+               "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
                "PYTHONIOENCODING"}
 REFUSED = {"EROFS", "EACCES", "ENOENT", "EPERM"}
 
@@ -579,9 +580,10 @@ def test_host_secrets_invisible(sandbox, host, secrets, make_sandbox, monkeypatc
                     opened[q] = "READ"
                 except OSError as e:
                     opened[q] = ename(e)
-        for d in ("/home", "/root", "/work", "/work/main", "/usr/local", "/opt", "/sys", "/var", "/mnt", "/srv",
+        for d in ("/home", "/root", "/work", "/work/main", "/usr/local", "/sys", "/var", "/mnt", "/srv",
                   "/proc/1/root/root", "/proc/1/root/work"):
             dirs[d] = os.path.exists(d)
+        dirs["/opt holds more than the sandbox library"] = os.path.exists("/opt") and os.listdir("/opt") != ["pylib"]
         for top, subdirs, files in os.walk("/"):
             if top in ("/usr", "/proc", "/sys") or top.startswith(("/usr/", "/proc/")):
                 subdirs[:] = []
@@ -653,7 +655,7 @@ def test_writes_to_system_and_project_dirs_fail(sandbox, host):
                    "/work/main/hostile-pwned", "/work/main/README.md", "/root/hostile-pwned", "/hostile-pwned",
                    "/bin/hostile-pwned", "/lib/hostile-pwned", "/sessions/hostile-pwned",
                    "/proc/sys/kernel/hostname", "/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger",
-                   "/sys/hostile-pwned", "/dev/hostile-pwned"]
+                   "/sys/hostile-pwned", "/dev/hostile-pwned", "/opt/pylib/hostile-pwned", "/opt/pylib/numpy/__init__.py"]
         for t in targets:
             out["append " + t] = attempt(lambda: open(t, "a").close())
         for d in sys.path:
