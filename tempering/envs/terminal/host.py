@@ -89,12 +89,13 @@ def importable(modules: list[str], sandbox) -> dict[str, bool]:
     with _module_lock:
         todo = sorted({m for m in modules if m not in _module_cache})
     if todo:
-        # Ask the python3 tasks run (with its site-packages), not the sandbox's warm interpreter.
+        # Ask the python3 tasks run (its site-packages, and the sandbox library on PYTHONPATH),
+        # not the sandbox's warm interpreter.
         probe = ("import importlib.util, json\n"
                  "def ok(m):\n    try:\n        return importlib.util.find_spec(m) is not None\n"
                  "    except Exception:\n        return False\n"
                  f"print(json.dumps({{m: ok(m) for m in {todo!r}}}))")
-        r = sandbox.run(f"exec /usr/bin/python3 -I -c {shlex.quote(probe)}", language="bash")
+        r = sandbox.run(f"exec /usr/bin/python3 -c {shlex.quote(probe)}", language="bash")
         try:
             found = json.loads(r.stdout)
         except ValueError:

@@ -7,7 +7,8 @@ tree dies with it), one sandbox run executes `HARNESS` as the run's pid 1:
    memory or its file descriptors under /proc, and drops the workspace from its imports.
 2. It copies the task's tests into a fresh /tests (a tmpfs made for this run) and the
    host's pytest into /tmp; none of it existed while the agent ran.
-3. It runs `python3 -I` (no cwd, user site-packages or PYTHON* variables on the path)
+3. It runs `python3 -I` (no cwd, user site-packages or PYTHON* variables on the path; the
+   read-only sandbox library at /opt/pylib is appended)
    with pytest, a fixed empty ini file (`-c`), `--rootdir=/tests --confcutdir=/tests`
    (no conftest.py, pytest.ini or pyproject.toml of the workspace is read),
    `-p no:cacheprovider`, plugin autoloading off and a fresh HOME. The JUnit XML goes to
@@ -62,6 +63,7 @@ with open("/tmp/tb-pytest.ini", "w") as f:
     f.write("[pytest]\n")
 BOOT = ("import ctypes, os, sys; ctypes.CDLL('libc.so.6').prctl(4, 0, 0, 0, 0); "
         "os.set_inheritable(int(sys.argv[1]), False); sys.path.insert(0, sys.argv[2]); "
+        "os.path.isdir('/opt/pylib') and sys.path.append('/opt/pylib'); "  # the sandbox library, read-only
         "import pytest; sys.exit(pytest.main(sys.argv[3:]))")
 r, w = os.pipe()
 argv = ["/usr/bin/python3", "-I", "-c", BOOT, str(w), "/tmp/tb-site", "-p", "no:cacheprovider",
