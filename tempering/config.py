@@ -34,6 +34,10 @@ class EnvConfig:
     """Training split; evaluation always uses `test`."""
     mix: dict[str, float] = field(default_factory=dict)
     """Multi-domain training: env id -> weight; each step's prompts split across them in these proportions (set id: mix)."""
+    imports: tuple[str, ...] = ()
+    """Python modules to import first: each registers envs of your own (tempering.envs.register; docs/domains.md)."""
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Constructor options per env id, e.g. {sql/sqlite-v1: {difficulty: 2}} (the keyword arguments of its constructor)."""
 
 
 @dataclass(frozen=True)

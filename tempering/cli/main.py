@@ -53,6 +53,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from tempering.models import load
     from tempering.rollout import HFClient
 
+    envs.import_envs(args.imports)
     env = envs.make(args.env)  # fail on a bad env id before loading a model
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
@@ -152,6 +153,7 @@ def _cmd_settings(args: argparse.Namespace) -> int:
 def _cmd_envs(args: argparse.Namespace) -> int:
     from tempering import envs
 
+    envs.import_envs(args.imports)
     if args.envs_cmd == "list":
         for env_id in envs.list_envs():
             print(env_id)
@@ -324,6 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--task", action="append", help="terminal: only this task id (repeatable)")
     e.add_argument("--workers", type=int, default=1, help="terminal: tasks run at once (default 1)")
     e.add_argument("--max-turns", type=int, default=20, help="terminal --agent model: replies per task (default 20)")
+    e.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import a module that registers envs of your own first (repeatable)")
     e.set_defaults(func=_cmd_eval)
 
     dt = sub.add_parser("data", help="write sft examples or preference pairs from an env, for sft/dpo/reward_model; "
@@ -352,10 +356,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("envs", help="list or check environments")
     vs = v.add_subparsers(dest="envs_cmd", required=True)
-    vs.add_parser("list", help="every registered env id")
+    vl = vs.add_parser("list", help="every registered env id")
     c = vs.add_parser("check", help="prove an env's verifier on reference and empty answers")
     c.add_argument("env_id")
     c.add_argument("--n", type=int, default=5, help="tasks per split")
+    for parser in (vl, c):
+        parser.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                            help="import a module that registers envs of your own first (repeatable)")
     v.set_defaults(func=_cmd_envs)
 
     sb = sub.add_parser("sandbox", help="run untrusted code in the sandbox, or benchmark it")

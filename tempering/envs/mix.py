@@ -65,7 +65,7 @@ class MixedEnv:
         return self.owner(task).reference_response(task)
 
 
-def make_mixed(weights: dict[str, float]) -> MixedEnv:
+def make_mixed(weights: dict[str, float], options: dict[str, dict] | None = None) -> MixedEnv:
     from tempering.envs.registry import make
 
     if not weights:
@@ -74,4 +74,5 @@ def make_mixed(weights: dict[str, float]) -> MixedEnv:
     bad = {k: v for k, v in weights.items() if v <= 0}
     if bad:
         raise ConfigError(f"env.mix weights must be positive, got {bad}: drop an env instead of giving it weight 0")
-    return MixedEnv({env_id: make(env_id) for env_id in weights}, dict(weights))
+    options = options or {}
+    return MixedEnv({env_id: make(env_id, **options.get(env_id, {})) for env_id in weights}, dict(weights))

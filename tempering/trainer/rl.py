@@ -393,9 +393,12 @@ class RLStep:
             "groups_sampled": len(sampled), "groups_informative": sum(g.informative for g in sampled),
             "groups_trained": len(batch),
         }
-        if len(self.sampler.domains) > 1:  # multi-domain: pass rate and share of attempts per domain
+        if len(self.sampler.domains) > 1:  # multi-domain: reward, pass rate and share of attempts per domain
             for domain in self.sampler.domains:
-                mine = [p for g in sampled if g.task.id.startswith(domain + "/") for p in g.passed]
+                groups = [g for g in sampled if g.task.id.startswith(domain + "/")]
+                mine = [p for g in groups for p in g.passed]
+                reward = [r for g in groups for r in g.rewards]
+                out[f"reward/{domain}"] = sum(reward) / len(reward) if reward else 0.0
                 out[f"pass_rate/{domain}"] = sum(mine) / len(mine) if mine else 0.0
                 out[f"share/{domain}"] = len(mine) / len(passed)
         if self.multi_turn:  # how many attempts passed by each turn, and how long episodes ran

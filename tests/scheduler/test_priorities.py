@@ -100,3 +100,5 @@ def test_multi_domain_training_reports_each_domain(tmp_path):
     m = train(cfg, tmp_path / "r", steps=1, progress=False)[0]
     assert m["share/math/arith-v1"] == m["share/reasoning/basic_arithmetic-v1"] == 0.5
     assert 0.0 <= m["pass_rate/math/arith-v1"] <= 1.0
+    domains = ("math/arith-v1", "reasoning/basic_arithmetic-v1")
+    assert sum(m[f"reward/{d}"] * m[f"share/{d}"] for d in domains) == pytest.approx(m["reward_mean"])
