@@ -1,0 +1,177 @@
+"""`cad/parts-v1`: write a tcad script that builds a part from a drawing; the CAD tool's
+geometry facts (or the script's error) come back; adjust over several turns.
+
+Reward: 1.0 for an exact match (overlap with the target >= 0.999 by volume, volume within
+0.01 %, every size and the lowest corner within 0.05 mm, the same number of through-holes and bodies: a fillet 20 %
+too small on a 120 mm plate changes the volume by 0.035 %); otherwise 0.8 x the overlap
+(intersection over union), so a nearly right part scores above a rough one and both below
+the exact one; 0 for a script that fails, or a mesh that is not a closed solid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tempering.envs.cad.parts import FAMILIES, FRAME, draw
+from tempering.envs.cad.tool import API, Measured, measure
+from tempering.envs.feedback import FeedbackEnv
+from tempering.errors import TaskError
+from tempering.types import Message, Score, Task
+
+ENV_ID = "cad/parts-v1"
+EXACT_IOU = 0.999
+VOLUME_RTOL = 1e-4
+SIZE_TOL_MM = 0.05
+PARTIAL = 0.8
+"""Most a part that is not an exact match can score (times its overlap with the target)."""
+
+INSTRUCTION = (f"Write a Python script with the tcad API that builds this part.\n{FRAME}\n"
+               f"tcad (already imported with `from tcad import *`):\n{API}\n"
+               "Assign the finished part to `result`. Reply with the script in one ```python block.")
+_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+
+
+def _sandbox():
+    from tempering.sandbox import shared_sandbox
+
+    return shared_sandbox()
+
+
+def extract_script(response: str) -> str | None:
+    """The last fenced code block, else the whole reply if it assigns `result`; with
+    tcad's names imported at the top."""
+    blocks = _BLOCK.findall(response)
+    body = blocks[-1] if blocks else (response if re.search(r"^\s*result\s*=", response, re.M) else None)
+    if body is None or not body.strip():
+        return None
+    return "from tcad import *\n" + body
+
+
+def generate(rng, family: str | None, max_level: int = 5) -> Task:
+    if family is None:
+        family = rng.choice([f for f, (level, _) in FAMILIES.items() if level <= max_level])
+    seed = f"{family}|{rng.getrandbits(64)}"
+    spec, script, broken = draw(family, seed)
+    return Task(id="", domain="cad", prompt=(Message("user", f"Drawing: {spec}\n\n{INSTRUCTION}"),),
+                reference={"script": script, "broken": broken, "spec": spec},
+                metadata={"family": family, "difficulty": FAMILIES[family][0]})
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.1f}"
+
+
+def describe(m: Measured) -> str:
+    """The tool's report of a part, as the model reads it."""
+    p, t = m.part, m.target
+    size = " x ".join(_fmt(v) for v in p["size"])
+    tsize = " x ".join(_fmt(v) for v in t["size"])
+    return (f"CAD tool: the part is a closed solid.\n"
+            f"  volume {_fmt(p['volume'])} mm^3 (target {_fmt(t['volume'])})\n"
+            f"  size {size} mm (target {tsize})\n"
+            f"  lowest corner at ({', '.join(_fmt(v) for v in p['min'])}) (target "
+            f"({', '.join(_fmt(v) for v in t['min'])}))\n"
+            f"  through-holes {p['holes']} (target {t['holes']}), bodies {p['bodies']} (target {t['bodies']})\n"
+            f"  overlap with the target {m.iou:.3f} (1.000 is an exact match)")
+
+
+def score_part(m: Measured) -> Score:
+    if m.status != "ok":
+        text = f"CAD tool error ({m.status}): {m.error}"
+        return Score(0.0, False, {"status": m.status, "error": m.error, "feedback": text})
+    p, t = m.part, m.target
+    size_ok = all(abs(a - b) <= SIZE_TOL_MM for a, b in zip(p["size"] + p["min"], t["size"] + t["min"]))
+    volume_ok = abs(p["volume"] - t["volume"]) <= VOLUME_RTOL * t["volume"]
+    exact = (m.iou >= EXACT_IOU and volume_ok and size_ok and p["holes"] == t["holes"]
+             and p["bodies"] == t["bodies"])
+    value = 1.0 if exact else PARTIAL * max(0.0, min(1.0, m.iou))
+    feedback = describe(m) + ("" if exact else "\nThe part does not match the drawing yet: fix the script.")
+    return Score(value, exact, {"status": "match" if exact else "mismatch", "iou": m.iou, "part": p,
+                                "target": t, "feedback": feedback})
+
+
+def load_parts(path: str) -> dict[str, list[Task]]:
+    """Parts of your own from a JSONL file, one per line: {"drawing": text, "script": tcad
+    script that builds it, optional "id", "split" (train | test, default test) and
+    "difficulty"}. Tasks by split; a bad line is a TaskError naming it and the fix."""
+    fix = 'each line must be a JSON object like {"drawing": "A plate ...", "script": "result = box(40, 30, 5)"}'
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as e:
+        raise TaskError(f"{ENV_ID}: cannot read tasks_file {path}: {e.strerror}") from None
+    out: dict[str, list[Task]] = {"train": [], "test": []}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            raise TaskError(f"{path} line {n}: not JSON ({e}); {fix}") from None
+        if not isinstance(row, dict) or not all(isinstance(row.get(k), str) and row[k].strip() for k in ("drawing", "script")):
+            raise TaskError(f"{path} line {n}: needs non-empty string fields drawing and script; {fix}")
+        split = row.get("split", "test")
+        if split not in out:
+            raise TaskError(f"{path} line {n}: split must be train or test, got {split!r}")
+        try:
+            compile(row["script"], f"{path} line {n}", "exec")
+        except SyntaxError as e:
+            raise TaskError(f"{path} line {n}: the script is not valid Python ({e.msg}, its line {e.lineno})") from None
+        out[split].append(Task(id=f"{ENV_ID}/{split}/{row.get('id', n)}", domain="cad",
+                               prompt=(Message("user", f"Drawing: {row['drawing']}\n\n{INSTRUCTION}"),),
+                               reference={"script": row["script"], "spec": row["drawing"],
+                                          "broken": row["script"] + "\nresult = result.at(1, 0, 0)"},
+                               metadata={"family": "file", "difficulty": int(row.get("difficulty", 3))}))
+    if not any(out.values()):
+        raise TaskError(f"{ENV_ID}: tasks_file {path} holds no parts; {fix}")
+    return out
+
+
+class PartsEnv(FeedbackEnv):
+    """`cad/parts-v1`. Options: difficulty (highest family level drawn, 1-5), max_turns
+    (script attempts, default 3), turn_cost (reward taken off per extra attempt), tasks_file
+    (a JSONL of parts of your own instead of the generated families: `load_parts`)."""
+
+    concurrent_verify = True
+
+    def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0,
+                 tasks_file: str | None = None) -> None:
+        if not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
+            raise TaskError(f"{ENV_ID}: difficulty must be 1 to 5, got {difficulty!r}")
+        families = tuple(f for f, (level, _) in FAMILIES.items() if level <= difficulty)
+        super().__init__(ENV_ID, lambda rng, fam: generate(rng, fam, difficulty), self._verify,
+                         self._reference, families, max_turns, turn_cost)
+        self._file = load_parts(tasks_file) if tasks_file else None
+        if self._file is not None:
+            self.families = ()
+            self.splits = tuple(s for s, tasks in self._file.items() if tasks)
+            self.size = lambda split: len(self._file.get(split, ()))
+
+    def task(self, split: str, index: int, family: str | None = None) -> Task:
+        if self._file is None:
+            return super().task(split, index, family)
+        tasks = self._file.get(split, [])
+        if not tasks:
+            raise TaskError(f"{ENV_ID}: the tasks_file has no {split!r} parts")
+        return tasks[index % len(tasks)]
+
+    def tasks(self, split: str, n: int, start: int = 0) -> list[Task]:
+        if self._file is None:
+            return super().tasks(split, n, start)
+        return self._file.get(split, [])[start : start + n]
+
+    @staticmethod
+    def _verify(task: Task, response: str) -> Score:
+        script = extract_script(response)
+        if script is None:
+            text = "No script found: reply with the tcad script in one ```python block that assigns `result`."
+            return Score(0.0, False, {"status": "no_script", "feedback": text})
+        return score_part(measure(script, "from tcad import *\n" + task.reference["script"], _sandbox()))
+
+    @staticmethod
+    def _reference(task: Task) -> str:
+        return f"```python\n{task.reference['script']}\n```"
+
+    def broken_response(self, task: Task) -> str:
+        return f"```python\n{task.reference['broken']}\n```"

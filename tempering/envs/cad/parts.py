@@ -1,0 +1,139 @@
+"""Part families for `cad/parts-v1`: a drawing in words, and the tcad script that builds it.
+
+Each family draws round dimensions (mm) from the rng and returns (spec text, reference
+script, broken script). The broken script is the reference with one dimension off by a
+fifth: it builds a plausible part that is not the one asked for. Levels:
+
+    1  plate, rod                      one primitive
+    2  tube, plate_hole                one cut
+    3  corner_holes, stepped_shaft     several features placed by coordinates
+    4  flange, l_bracket               polar patterns, unions of cut parts
+    5  rounded_plate, pocket_block     fillets, blind pockets, counterbores
+"""
+
+from __future__ import annotations
+
+import random
+
+FRAME = ("Units are millimetres. Parts sit on the XY plane: centred on the origin in x and y, "
+         "with the bottom face at z = 0, unless the drawing says otherwise.")
+
+
+def _n(v: float) -> str:
+    return f"{v:g}"
+
+
+def _plate(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(30, 101, 5)), r.choice(range(20, 81, 5)), r.choice(range(3, 13))
+    spec = f"A rectangular plate {_n(x * k)} mm long (x), {y} mm wide (y) and {t} mm thick (z)."
+    return spec, f"result = box({_n(x * k)}, {y}, {t})"
+
+
+def _rod(r: random.Random, k: float = 1.0):
+    d, h = r.choice(range(6, 41, 2)), r.choice(range(10, 101, 5))
+    return (f"A solid round rod of diameter {_n(d * k)} mm and length {h} mm, its axis along z.",
+            f"result = cylinder({_n(d * k)}, {h})")
+
+
+def _tube(r: random.Random, k: float = 1.0):
+    d_out, h = r.choice(range(20, 61, 2)), r.choice(range(10, 81, 5))
+    d_in = r.choice(range(6, d_out - 5, 2))
+    return (f"A tube {h} mm long along z, outer diameter {d_out} mm, with a through bore of "
+            f"diameter {_n(d_in * k)} mm on its axis.",
+            f"result = cylinder({d_out}, {h}) - cylinder({_n(d_in * k)}, {h})")
+
+
+def _plate_hole(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(30, 101, 5)), r.choice(range(30, 81, 5)), r.choice(range(3, 13))
+    d = r.choice(range(4, min(x, y) // 2, 2))
+    return (f"A plate {x} x {y} x {t} mm (x, y, z) with one through hole of diameter {_n(d * k)} mm "
+            f"at its centre.",
+            f"result = box({x}, {y}, {t}) - cylinder({_n(d * k)}, {t})")
+
+
+def _corner_holes(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(40, 121, 10)), r.choice(range(30, 91, 10)), r.choice(range(4, 13))
+    e, d = r.choice((5, 6, 8, 10)), r.choice((3, 4, 5, 6))
+    cx, cy = x / 2 - e * k, y / 2 - e * k
+    return (f"A plate {x} x {y} x {t} mm (x, y, z) with four through holes of diameter {d} mm, "
+            f"one near each corner, each hole's centre {e} mm in from both adjacent edges.",
+            f"result = box({x}, {y}, {t})\n"
+            f"for sx in (-1, 1):\n    for sy in (-1, 1):\n"
+            f"        result = result - cylinder({d}, {t}).at(sx * {_n(cx)}, sy * {_n(cy)}, 0)")
+
+
+def _stepped_shaft(r: random.Random, k: float = 1.0):
+    d1, h1 = r.choice(range(20, 51, 2)), r.choice(range(10, 41, 5))
+    d2, h2 = r.choice(range(8, d1 - 3, 2)), r.choice(range(10, 61, 5))
+    return (f"A stepped shaft along z: a {d1} mm diameter section {h1} mm long from z = 0, then a "
+            f"{_n(d2 * k)} mm diameter section {h2} mm long on top of it, both on the same axis.",
+            f"result = cylinder({d1}, {h1}) + cylinder({_n(d2 * k)}, {h2}).at(0, 0, {h1})")
+
+
+def _flange(r: random.Random, k: float = 1.0):
+    D, t = r.choice(range(60, 141, 10)), r.choice(range(6, 16, 2))
+    bore = r.choice(range(16, D // 2 - 4, 2))
+    n, hole = r.choice((3, 4, 6, 8)), r.choice((5, 6, 8))
+    bc = r.choice(range((bore + D) // 2 - 4, (bore + D) // 2 + 5, 2))
+    start = r.choice((0, 15, 30, 45))
+    return (f"A round flange: a disc of diameter {D} mm and thickness {t} mm with a central through "
+            f"bore of diameter {bore} mm, and {n} through holes of diameter {hole} mm evenly spaced on "
+            f"a bolt circle of diameter {_n(bc * k)} mm, the first at {start} degrees from the +x axis "
+            f"(counter-clockwise).",
+            f"import math\nresult = cylinder({D}, {t}) - cylinder({bore}, {t})\n"
+            f"for i in range({n}):\n    a = math.radians({start} + i * 360 / {n})\n"
+            f"    result = result - cylinder({hole}, {t}).at({_n(bc * k / 2)} * math.cos(a), "
+            f"{_n(bc * k / 2)} * math.sin(a), 0)")
+
+
+def _l_bracket(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(40, 101, 10)), r.choice(range(30, 61, 10)), r.choice(range(4, 11, 2))
+    h, d = r.choice(range(30, 81, 10)), r.choice((4, 5, 6, 8))
+    hx = (t + x / 2) / 2
+    return (f"An L-bracket: a base plate {x} x {y} x {t} mm (x, y, z); on its -x end an upright wall "
+            f"{t} mm thick (x), {y} mm wide (y) and {_n(h * k)} mm tall in total (z, measured from z = 0), "
+            f"flush with the plate's -x, +y and -y faces. The base has one through hole of diameter {d} mm "
+            f"centred in y, at x = {_n(hx)}.",
+            f"base = box({x}, {y}, {t}) - cylinder({d}, {t}).at({_n(hx)}, 0, 0)\n"
+            f"wall = box({t}, {y}, {_n(h * k)}).at({_n(-x / 2 + t / 2)}, 0, 0)\n"
+            f"result = base + wall")
+
+
+def _rounded_plate(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(40, 121, 10)), r.choice(range(30, 81, 10)), r.choice(range(4, 13, 2))
+    rad, d = r.choice((3, 4, 5, 6, 8)), r.choice(range(6, 17, 2))
+    return (f"A plate {x} x {y} x {t} mm (x, y, z) whose four vertical edges are rounded with a "
+            f"fillet radius of {_n(rad * k)} mm, with a through hole of diameter {d} mm at its centre.",
+            f"result = rounded_box({x}, {y}, {t}, {_n(rad * k)}) - cylinder({d}, {t})")
+
+
+def _pocket_block(r: random.Random, k: float = 1.0):
+    x, y, z = r.choice(range(40, 101, 10)), r.choice(range(30, 81, 10)), r.choice(range(15, 41, 5))
+    px, py = r.choice(range(10, x - 15, 5)), r.choice(range(10, y - 15, 5))
+    depth = r.choice(range(4, z - 5))
+    cb, cbd, hole = r.choice((10, 12, 14)), r.choice((3, 4, 5)), r.choice((5, 6, 8))
+    hx = (px / 2 + x / 2) / 2 + 2
+    return (f"A block {x} x {y} x {z} mm (x, y, z). Into its top face: a rectangular pocket {px} x {py} mm "
+            f"and {_n(depth * k)} mm deep, centred in x and y. At x = {_n(hx)}, y = 0: a through hole of "
+            f"diameter {hole} mm, counterbored from the top to diameter {cb} mm and {cbd} mm deep.",
+            f"result = box({x}, {y}, {z}) - box({px}, {py}, {_n(depth * k)}).at(0, 0, {_n(z - depth * k)})\n"
+            f"result = result - cylinder({hole}, {z}).at({_n(hx)}, 0, 0)\n"
+            f"result = result - cylinder({cb}, {cbd}).at({_n(hx)}, 0, {z - cbd})")
+
+
+FAMILIES = {  # name -> (level, builder(rng, k) -> (spec, script)); k scales one dimension
+    "plate": (1, _plate), "rod": (1, _rod),
+    "tube": (2, _tube), "plate_hole": (2, _plate_hole),
+    "corner_holes": (3, _corner_holes), "stepped_shaft": (3, _stepped_shaft),
+    "flange": (4, _flange), "l_bracket": (4, _l_bracket),
+    "rounded_plate": (5, _rounded_plate), "pocket_block": (5, _pocket_block),
+}
+BROKEN_SCALE = 1.2
+
+
+def draw(family: str, seed: str) -> tuple[str, str, str]:
+    """(drawing text, reference script, broken script) of one part; deterministic in seed."""
+    _, build = FAMILIES[family]
+    spec, script = build(random.Random(seed))
+    _, broken = build(random.Random(seed), BROKEN_SCALE)
+    return spec, script, broken

@@ -1,0 +1,164 @@
+"""cad/parts-v1: every family's reference builds its target exactly and a part one dimension
+off scores less; scripts that fail, crash the kernel, hang or cheat score 0 with a clear
+error; the episode carries the tool's report back for another attempt."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tempering import envs
+from tempering.envs.cad.env import PARTIAL, PartsEnv, extract_script
+from tempering.envs.cad.tool import LIMITS
+from tempering.errors import ConfigError, TaskError
+
+
+@pytest.fixture(scope="module")
+def env(shared_sandbox):
+    return PartsEnv()
+
+
+def test_check_env_passes():
+    report = envs.check_env("cad/parts-v1", n=2)
+    assert report.ok, report.problems
+    assert report.checked == 4
+
+
+def test_every_family_builds_its_target_and_a_wrong_part_scores_less(env):
+    for family in env.families:
+        task = env.task("test", 0, family)
+        right = env.verify(task, env.reference_response(task))
+        wrong = env.verify(task, env.broken_response(task))
+        assert (right.value, right.passed, right.details["iou"]) == (1.0, True, pytest.approx(1.0)), family
+        assert not wrong.passed and wrong.value < PARTIAL, (family, wrong.details)
+
+
+def test_a_near_miss_scores_above_a_rough_part(env):
+    task = env.task("test", 0, "plate_hole")
+    near = env.verify(task, env.broken_response(task))  # the hole 20 % too wide
+    spec = task.reference["script"]
+    rough = env.verify(task, "```python\n" + spec.split(" - ")[0].replace("result = box(", "result = box(2 * ") + "\n```")
+    assert near.details["status"] == rough.details["status"] == "mismatch"
+    assert 0 < rough.value < near.value < 1.0
+
+
+def test_the_report_names_what_differs(env):
+    task = env.task("test", 1, "tube")
+    plain = task.reference["script"].split(" - ")[0]  # the tube without its bore
+    score = env.verify(task, f"```python\n{plain}\n```")
+    text = score.details["feedback"]
+    assert "through-holes 0 (target 1)" in text and "does not match" in text
+    assert score.details["part"]["volume"] > score.details["target"]["volume"]
+
+
+HOSTILE = {
+    "syntax error": ("result = box(10, 10,\n", "script_error", "SyntaxError"),
+    "no result": ("part = box(10, 10, 10)\n", "script_error", "named result"),
+    "not a part": ("result = 42\n", "script_error", "NotAPart"),
+    "bad dimension": ("result = box(10, -5, 3)\n", "script_error", "y must be above 0"),
+    "everything cut away": ("result = box(10, 10, 10) - box(20, 20, 20)\n", "script_error", "EmptyPart"),
+    "exit before the part": ("import sys\nsys.exit(0)\n", "script_error", "exited before"),
+    "endless loop": ("while True:\n    pass\n", "timeout", "time limit"),
+    "memory bomb": ("x = bytearray(4 << 30)\n", "memory", "out of memory"),
+    "kernel crash": ("import ctypes\nctypes.string_at(0)\n", "script_error", "crashed"),
+    "fake mesh file": ("import os\nopen('part.mesh', 'wb').write(b'\\x05\\0\\0\\0\\x01\\0\\0\\0' + b'x' * 72)\n"
+                       "os._exit(0)\n", "not_closed", ""),
+    "too many parts": ("result = box(1, 1, 1)\nfor i in range(100000):\n    result = result + sphere(1).at(i, 0, 0)\n",
+                       "timeout|memory", "CAD tool error"),  # the kernel's lazy CSG tree: either limit may go first
+}
+
+
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_hostile_scripts_score_zero_with_a_clear_error(env, kind):
+    code, status, words = HOSTILE[kind]
+    task = env.task("test", 0, "plate")
+    t0 = time.monotonic()
+    score = env.verify(task, f"```python\n{code}```")
+    assert time.monotonic() - t0 < LIMITS.wall_s * 2 + 10
+    assert (score.value, score.passed) == (0.0, False) and score.details["status"] in status.split("|"), score.details
+    assert words in score.details["feedback"]
+
+
+def test_the_script_cannot_reach_the_measurement(env):
+    """Patching tcad or the kernel in the build run changes nothing in the measure run."""
+    task = env.task("test", 0, "plate")
+    code = ("import manifold3d, tcad\nmanifold3d.Manifold.volume = lambda self: 1.0\n"
+            "tcad.Part.volume = property(lambda self: 1.0)\nresult = box(1, 1, 1)\n")
+    score = env.verify(task, f"```python\n{code}```")
+    assert score.details["status"] == "mismatch" and score.details["part"]["volume"] == pytest.approx(1.0)
+    assert score.details["iou"] < 0.01
+
+
+def test_an_episode_feeds_the_error_back_and_a_fix_ends_it(env):
+    task = env.task("test", 0, "plate_hole")
+    env.reset(task)
+    first = env.step("```python\nresult = box(10, 10)\n```")
+    assert not first.terminated and first.reward == 0.0
+    assert "TypeError" in first.messages[0].content and "reply 2 of 3" in first.messages[0].content
+    second = env.step("```python\n" + task.reference["script"].split(" - ")[0] + "\n```")
+    assert not second.terminated and "overlap with the target" in second.messages[0].content
+    third = env.step(env.reference_response(task))
+    assert (third.terminated, third.reward, third.info["turn"]) == (True, 1.0, 3)
+
+
+def test_single_turn_scores_the_one_attempt(env):
+    one = PartsEnv(max_turns=1)
+    task = one.task("test", 0, "rod")
+    one.reset(task)
+    step = one.step("```python\nresult = cylinder(1, 1)\n```")
+    assert step.terminated and 0 < step.reward < PARTIAL
+
+
+def test_difficulty_and_options():
+    assert PartsEnv(difficulty=2).families == ("plate", "rod", "tube", "plate_hole")
+    easy = envs.make("cad/parts-v1", difficulty=1)
+    assert {easy.task("train", i).metadata["family"] for i in range(20)} == {"plate", "rod"}
+    with pytest.raises(TaskError, match="difficulty must be 1 to 5"):
+        PartsEnv(difficulty=9)
+    with pytest.raises(ConfigError, match="has no option 'level'"):
+        envs.make("cad/parts-v1", level=2)
+
+
+def test_extract_script():
+    assert extract_script("no code here") is None
+    assert extract_script("```python\nresult = box(1, 2, 3)\n```").endswith("result = box(1, 2, 3)\n")
+    assert extract_script("result = rod") == "from tcad import *\nresult = rod"
+
+
+def test_parts_of_your_own_from_a_file(env, tmp_path):
+    good = tmp_path / "parts.jsonl"
+    good.write_text('{"id": "washer", "drawing": "A washer: outer diameter 20 mm, bore 8 mm, 2 mm thick.", '
+                    '"script": "result = cylinder(20, 2) - cylinder(8, 2)"}\n\n'
+                    '{"drawing": "A cube of 10 mm.", "script": "result = box(10, 10, 10)", "split": "train"}\n')
+    mine = PartsEnv(tasks_file=str(good))
+    assert mine.splits == ("train", "test") and mine.size("test") == 1 and mine.families == ()
+    task = mine.task("test", 0)
+    assert task.id == "cad/parts-v1/test/washer" and "washer" in task.prompt[0].content
+    assert mine.verify(task, mine.reference_response(task)).passed
+    shifted = mine.verify(task, mine.broken_response(task))
+    assert not shifted.passed and shifted.details["iou"] < 1.0
+
+
+@pytest.mark.parametrize("line, words", [
+    ("not json", "line 1: not JSON"),
+    ('{"drawing": "x"}', "line 1: needs non-empty string fields drawing and script"),
+    ('{"drawing": "x", "script": "result = box(1, 1, 1)", "split": "dev"}', "split must be train or test"),
+    ('{"drawing": "x", "script": "result = box(1,"}', "the script is not valid Python"),
+])
+def test_a_bad_parts_file_is_one_clear_error(tmp_path, line, words):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(line + "\n")
+    with pytest.raises(TaskError, match=words):
+        PartsEnv(tasks_file=str(path))
+    with pytest.raises(TaskError, match="cannot read tasks_file"):
+        PartsEnv(tasks_file=str(tmp_path / "missing.jsonl"))
+
+
+def test_a_task_whose_reference_does_not_build_scores_zero_as_a_bad_task(env, tmp_path):
+    path = tmp_path / "parts.jsonl"
+    path.write_text('{"drawing": "A plate.", "script": "result = box(10, 10)"}\n')
+    mine = PartsEnv(tasks_file=str(path))
+    score = mine.verify(mine.task("test", 0), "```python\nresult = box(10, 10, 1)\n```")
+    assert (score.value, score.details["status"]) == (0.0, "bad_task")
+    assert "reference script does not build" in score.details["error"]
