@@ -1,0 +1,82 @@
+"""sql/sqlite-v1: answer a question about a generated SQLite database with one query.
+
+Each task is a fresh database of one of four domains (shop, university, company, library;
+see schemas.py) and a question from one of eighteen families of difficulty 1 to 5 (see
+questions.py). The prompt shows the schema and three rows per table; the reply is one query
+in a ```sql block, scored 1.0 when its result equals the reference query's (verify.py).
+A wrong reply gets back what went wrong (the SQLite error, or the first rows its query
+returned, never the answer's) and may try again, up to `max_turns` replies.
+
+Generation runs the reference and the broken query on the host (both are ours) and redraws
+until the reference returns something besides NULL or 0 and the broken query returns
+something else, so `broken_response` fails on every task.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+
+from tempering.envs.feedback import FeedbackEnv
+from tempering.envs.sql.questions import FAMILIES, MAX_LEVEL, Question
+from tempering.envs.sql.schemas import DOMAINS, make_database
+from tempering.envs.sql.verify import SqlProblem, same_result, verify
+from tempering.errors import TaskError
+from tempering.types import Message, Task
+
+ENV_ID = "sql/sqlite-v1"
+INSTRUCTION = ("Write one SQLite query that answers the question: a single SELECT (or WITH ... SELECT) statement "
+               "that returns exactly the columns asked for, in the order asked for. Reply with the query in a "
+               "```sql code block.")
+
+
+def _well_posed(con: sqlite3.Connection, q: Question) -> bool:
+    expected = con.execute(q.query).fetchall()
+    informative = any(v not in (None, 0) for row in expected for v in row)
+    return informative and not same_result(expected, con.execute(q.broken).fetchall(), q.ordered)
+
+
+def generate(rng: random.Random, family: str | None, families: tuple[str, ...]) -> Task:
+    if family is None:
+        family = rng.choice(families)
+    level, pose = FAMILIES[family]
+    for _ in range(20):
+        db = make_database(rng, DOMAINS[rng.choice(sorted(DOMAINS))])
+        con = db.connect()
+        try:
+            for _ in range(5):
+                q = pose(rng, db)
+                if q is not None and _well_posed(con, q):
+                    prompt = (f"Here is an SQLite database of {db.domain.about}.\n\n{db.describe()}\n\n"
+                              f"Question: {q.text}\n\n{INSTRUCTION}")
+                    return Task(id="", domain="sql", prompt=(Message("user", prompt),),
+                                reference=SqlProblem(q.query, q.broken, q.ordered, con.serialize()),
+                                metadata={"family": family, "difficulty": level, "ordered": q.ordered,
+                                          "domain": db.domain.key})
+        finally:
+            con.close()
+    raise TaskError(f"{ENV_ID}: family {family!r} posed no well-posed question on 20 databases; its generator "
+                    f"in tempering/envs/sql/questions.py is broken")
+
+
+def reference_response(task: Task) -> str:
+    return f"```sql\n{task.reference.query}\n```"
+
+
+class SqliteEnv(FeedbackEnv):
+    """`sql/sqlite-v1`. Options: `difficulty` (the highest family level drawn, 1 to 5),
+    `max_turns` (replies per episode; 1 makes it single-turn), `turn_cost` (reward taken
+    off per reply after the first)."""
+
+    concurrent_verify = True
+
+    def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0) -> None:
+        if not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_LEVEL:
+            raise TaskError(f"{ENV_ID}: difficulty must be an integer from 1 to {MAX_LEVEL}, got {difficulty!r}")
+        families = tuple(f for f, (level, _) in FAMILIES.items() if level <= difficulty)
+        super().__init__(ENV_ID, lambda rng, family: generate(rng, family, families), verify, reference_response,
+                         families, max_turns, turn_cost)
+        self.difficulty = difficulty
+
+    def broken_response(self, task: Task) -> str:
+        return f"```sql\n{task.reference.broken}\n```"

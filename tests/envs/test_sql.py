@@ -1,0 +1,201 @@
+"""sql/sqlite-v1: generation, the verifier's comparison, the multi-turn loop, and the queries
+a policy might try to break the database or the grader with."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import replace
+
+import pytest
+
+from tempering import envs
+from tempering.envs.base import split_of
+from tempering.envs.sql.env import SqliteEnv
+from tempering.envs.sql.questions import FAMILIES
+from tempering.envs.sql.schemas import DOMAINS
+from tempering.envs.sql.verify import extract_query, read_only_problem, run_queries, same_result, verify
+from tempering.errors import TaskError
+from tempering.types import Task
+
+ENV = "sql/sqlite-v1"
+
+
+@pytest.fixture(scope="module")
+def sb(shared_sandbox):
+    return shared_sandbox
+
+
+@pytest.fixture(scope="module")
+def env():
+    return SqliteEnv(difficulty=5)
+
+
+def sql(query: str) -> str:
+    return f"Here it is:\n```sql\n{query}\n```"
+
+
+def tables(task: Task):
+    return DOMAINS[task.metadata["domain"]]
+
+
+def test_check_env_passes(sb):
+    report = envs.check_env(ENV, n=4)
+    assert report.ok and report.checked == 8, report.problems
+
+
+def test_every_family_reference_passes_and_broken_fails(sb, env):
+    for family in env.families:
+        task = env.task("train", 0, family)
+        assert task.metadata["family"] == family and task.metadata["difficulty"] == FAMILIES[family][0]
+        assert verify(task, env.reference_response(task)).passed, family
+        broken = verify(task, env.broken_response(task))
+        assert not broken.passed and broken.details["status"] == "wrong_result", (family, broken.details)
+
+
+def test_tasks_are_deterministic_and_differ_by_index(env):
+    a, b = env.task("train", 7), SqliteEnv(difficulty=5).task("train", 7)
+    assert a == b and a.reference.db == b.reference.db
+    assert env.task("train", 8).prompt != a.prompt
+
+
+def test_splits_are_disjoint(env):
+    train = {t.prompt[0].content for t in env.tasks("train", 30)}
+    test = {t.prompt[0].content for t in env.tasks("test", 15)}
+    assert len(train) == 30 and len(test) == 15 and not train & test
+    assert {split_of(p) for p in test} == {"test"} and {split_of(p) for p in train} == {"train"}
+
+
+def test_prompt_shows_schema_samples_and_question(env):
+    task = env.task("test", 0, "top_groups")
+    text, d = task.prompt[0].content, tables(task)
+    assert f"CREATE TABLE {d.events} (" in text and f"REFERENCES {d.items}(id)" in text
+    assert "Sample rows" in text and "```sql code block" in text
+    assert task.metadata["ordered"] is True and env.task("test", 0, "per_city").metadata["ordered"] is False
+
+
+def test_difficulty_restricts_families():
+    easy = envs.make(ENV, difficulty=1)
+    assert set(easy.families) == {f for f, (level, _) in FAMILIES.items() if level == 1}
+    assert {t.metadata["difficulty"] for t in easy.tasks("train", 12)} == {1}
+    assert max(t.metadata["difficulty"] for t in envs.make(ENV, difficulty=5).tasks("train", 40)) > 3
+    with pytest.raises(TaskError, match="no task family 'never'"):
+        easy.task("train", 0, "never")
+    for bad in (0, 6, 2.5):
+        with pytest.raises(TaskError, match="difficulty must be"):
+            SqliteEnv(difficulty=bad)
+
+
+def test_wrong_query_scores_below_correct(sb, env):
+    task = env.task("train", 3, "count_city")
+    d = tables(task)
+    good = verify(task, sql(task.reference.query.replace("COUNT(*)", "count(id)")))
+    wrong = verify(task, sql(f"SELECT COUNT(*) FROM {d.people};"))
+    assert good.passed and good.value == 1.0 and good.details["format_ok"]
+    assert wrong.value == 0.0 and wrong.details["status"] == "wrong_result"
+    # the feedback shows what the query returned, never the reference's result
+    ref_count = run_queries(task.reference.db, [task.reference.query])[0]["rows"][0][0]
+    shown = wrong.details["feedback"].splitlines()
+    assert "returned 1 row(s)" in wrong.details["feedback"] and str(ref_count) not in shown
+
+
+def test_sql_error_is_fed_back_and_a_second_answer_can_win(sb):
+    env = envs.make(ENV, max_turns=3, turn_cost=0.1)
+    task = env.task("test", 2)
+    env.reset(task)
+    first = env.step(sql(f"SELECT no_such_column FROM {tables(task).people}"))
+    assert not first.terminated and first.reward == 0.0 and first.info["status"] == "sql_error"
+    assert "no such column: no_such_column" in first.messages[0].content and "reply 2 of 3" in first.messages[0].content
+    second = env.step(env.reference_response(task))
+    assert second.terminated and second.info["passed"] and second.reward == pytest.approx(0.9)
+
+
+def test_last_turn_ends_the_episode_with_zero(sb):
+    env = envs.make(ENV, max_turns=2)
+    task = env.task("train", 4)
+    env.reset(task)
+    assert not env.step("no idea").terminated
+    last = env.step("SELECT 1")
+    assert last.terminated and last.reward == 0.0 and last.info["status"] == "wrong_result"
+
+
+def test_order_counts_only_when_the_task_asks_for_one(sb, env):
+    assert same_result([[1, "a"], [2.0000001, None]], [[2, None], [1.0, "a"]], ordered=False)
+    assert not same_result([[1, "a"], [2, None]], [[2, None], [1, "a"]], ordered=True)
+    assert not same_result([[1]], [[1], [1]], ordered=False) and not same_result([[1.5]], [[1.51]], ordered=False)
+    assert not same_result([[1, 2]], [[1]], ordered=False)
+
+    task = env.task("train", 1, "group_avg")
+    reversed_ = sql(f"SELECT * FROM ({task.reference.query.rstrip(';')}) ORDER BY 2 ASC, 1 DESC")
+    assert verify(task, reversed_).details["status"] == "wrong_result"
+    unordered = replace(task, reference=replace(task.reference, ordered=False))
+    assert verify(unordered, reversed_).passed
+
+    task = env.task("train", 1, "per_city")
+    d = tables(task)
+    renamed = sql(f"SELECT city AS c, COUNT(*) AS how_many FROM {d.people} GROUP BY city ORDER BY 2 DESC, 1 DESC")
+    assert verify(task, renamed).passed
+
+
+def test_extract_query():
+    assert extract_query("```sql\nSELECT 1\n```\nbetter:\n```sql\nSELECT 2;\n```") == ("SELECT 2;", True)
+    assert extract_query("```python\nprint(1)\n```\n```\nSELECT 3\n```") == ("SELECT 3", False)
+    assert extract_query("The answer is:\nSELECT name\nFROM t;\nDone.") == ("SELECT name\nFROM t", False)
+    assert extract_query("I don't know.") == (None, False)
+
+
+def test_static_check_sees_through_strings_and_comments():
+    assert read_only_problem("SELECT 'a; DROP TABLE x', \"delete\" FROM t -- update later\n;") is None
+    assert read_only_problem("SELECT replace(name, 'a', 'b') FROM t WHERE note = 'INSERT INTO'") is None
+    assert read_only_problem("WITH x AS (SELECT 1) DELETE FROM t") == "it uses DELETE"
+    assert read_only_problem("SELECT 1; SELECT 2") == "it holds more than one statement"
+    assert "not SELECT" in read_only_problem("PRAGMA table_info(t)")
+
+
+HOSTILE = {  # query template -> status
+    "DELETE FROM {people}": "not_read_only",
+    "UPDATE {items} SET {title} = 'x'": "not_read_only",
+    "ATTACH DATABASE '/workspace/other.db' AS other": "not_read_only",
+    "SELECT 1; DROP TABLE {people}": "not_read_only",
+    "SELECT load_extension('/tmp/evil.so')": "not_read_only",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT max(n) FROM r": "timeout",
+    "SELECT COUNT(*) FROM {events} a, {events} b, {events} c, {events} d, {events} e": "timeout",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r": "too_large",
+    "SELECT randomblob(500000)": "sql_error",
+}
+
+
+@pytest.mark.parametrize("template", list(HOSTILE))
+def test_hostile_query_scores_zero_quickly(sb, env, template):
+    task = env.task("train", 0, "count_city")
+    d = tables(task)
+    query = template.format(people=d.people, items=d.items, title=d.title, events=d.events)
+    t0 = time.monotonic()
+    score = verify(task, sql(query))
+    assert score.value == 0.0 and not score.passed and score.details["status"] == HOSTILE[template], score.details
+    assert time.monotonic() - t0 < 5 and score.details["feedback"].endswith("```sql code block.")
+
+
+def test_sandbox_alone_keeps_the_database_read_only(sb, env):
+    """Past the static check, the run itself refuses writes: later queries in the same run
+    still see every row."""
+    task = env.task("train", 0, "count_city")
+    d = tables(task)
+    writes = [f"DELETE FROM {d.people}", f"DROP TABLE {d.people}", "ATTACH DATABASE 'x.db' AS x",
+              "PRAGMA query_only = OFF", "CREATE TEMP TABLE t(a)", "SELECT load_extension('x')", "VACUUM"]
+    results = run_queries(task.reference.db, writes + [f"SELECT COUNT(*) FROM {d.people}"])
+    assert [r["status"] for r in results[:-1]] == ["not_read_only"] * len(writes), results
+    shown = re.search(rf"^{d.people} \((\d+) rows\)$", task.prompt[0].content, re.M)
+    assert results[-1]["rows"] == [[int(shown.group(1))]]
+    assert verify(task, env.reference_response(task)).passed
+
+
+def test_bad_task_data_scores_zero_with_a_clear_status(sb, env):
+    task = env.task("train", 0, "count_city")
+    not_a_problem = verify(replace(task, reference="SELECT 1"), "```sql\nSELECT 1\n```")
+    assert not_a_problem.value == 0.0 and not_a_problem.details["status"] == "bad_task"
+    assert "SqlProblem" in not_a_problem.details["feedback"]
+    for problem in (replace(task.reference, query="SELECT nope FROM nowhere"),
+                    replace(task.reference, db=b"not a database")):
+        score = verify(replace(task, reference=problem), "```sql\nSELECT 1\n```")
+        assert score.value == 0.0 and score.details["status"] == "bad_task", score.details
