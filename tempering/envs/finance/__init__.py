@@ -1,0 +1,18 @@
+"""Finance environments: questions on procedurally generated company filings.
+
+    finance/statements-v1     StatementsEnv: income statement, balance sheet and cash-flow
+                              statement for 2-4 fiscal years (segments at higher levels),
+                              MD&A and notes in the prompt; fifteen question families from
+                              lookups (level 1) to covenant compliance (level 5)
+    finance/filings-long-v1   FilingsEnv: the same questions on a long report the model
+                              reads with search / read_section tool calls
+
+filing.py generates statements that tie out (and plants an imbalance where a question asks
+about one); questions.py holds the families and their gold answers; render.py and
+document.py turn a filing into text; verify.py grades `Answer:` lines, scale- and
+unit-aware. The grading is pure data comparison: nothing the model writes is executed.
+"""
+
+from tempering.envs.finance.envs import FILINGS_ID, STATEMENTS_ID, FilingsEnv, StatementsEnv
+
+__all__ = ["FILINGS_ID", "STATEMENTS_ID", "FilingsEnv", "StatementsEnv"]

@@ -1,0 +1,294 @@
+import csv
+import io
+
+import pytest
+
+from tempering import envs
+from tempering.envs.finance import FILINGS_ID, STATEMENTS_ID, FilingsEnv, StatementsEnv
+from tempering.envs.finance.document import build_document, target_chars
+from tempering.envs.finance.envs import answer_line, parse_tool_call
+from tempering.envs.finance.filing import inconsistencies
+from tempering.envs.finance.questions import FAMILIES, Gold
+from tempering.envs.finance.verify import PARTIAL_CREDIT, score_answer
+from tempering.errors import TaskError
+
+
+@pytest.fixture(scope="module")
+def env():
+    return StatementsEnv()
+
+
+@pytest.fixture(scope="module")
+def long_env():
+    return FilingsEnv()
+
+
+@pytest.mark.parametrize("env_id", [STATEMENTS_ID, FILINGS_ID])
+def test_check_env_passes(env_id):
+    report = envs.check_env(env_id, n=4)
+    assert report.ok, report.problems
+    assert env_id in envs.list_envs()
+
+
+def test_every_family_grades_its_reference_and_rejects_its_mistake(env):
+    levels = set()
+    for family in env.families:
+        for i in range(4):
+            task = env.task("train", i, family)
+            assert task.metadata["family"] == family
+            assert env.verify(task, env.reference_response(task)).value == 1.0, (family, i)
+            broken = env.verify(task, env.broken_response(task))
+            assert not broken.passed and broken.value < 1.0, (family, i, env.broken_response(task))
+            assert env.verify(task, "").value == 0.0
+        levels.add(task.metadata["difficulty"])
+    assert len(env.families) >= 10 and levels == {1, 2, 3, 4, 5}
+
+
+def test_statements_tie_out_except_planted_imbalances(env):
+    planted = 0
+    for family in env.families:
+        for i in range(6):
+            f = env.task("train", i, family).reference.filing
+            problems = inconsistencies(f)
+            if f.planted:
+                planted += 1
+                assert any("total liabilities and equity" in p for p in problems), f.planted
+                continue
+            assert problems == [], (family, i, problems)
+            for year in f.years:
+                v = {k: per_year[year] for k, per_year in f.values.items()}
+                assert v["total_assets"] == v["total_liabilities"] + v["total_equity"]
+                assert v["cash_end"] == v["cash"]
+                expenses = v["cogs"] + v["sga"] + v["rnd"] + v["da"] + v["interest"] + v["tax"]
+                assert v["net_income"] == v["revenue"] - expenses
+    assert planted > 0
+
+
+def test_planted_imbalance_is_the_cited_difference(env):
+    seen = {True: 0, False: 0}
+    for i in range(30):
+        task = env.task("train", i, "balance_check")
+        f, gold = task.reference.filing, task.reference.gold
+        year = int(gold.question.split("end of FY")[1][:4])
+        difference = f.values["total_assets"][year] - f.values["total_le"][year]
+        assert gold.verdict == (difference == 0) and gold.value == abs(difference)
+        seen[gold.verdict] += 1
+    assert seen[True] and seen[False]
+
+
+def test_covenant_verdict_follows_the_ratio(env):
+    seen = set()
+    for i in range(20):
+        task = env.task("train", i, "covenant")
+        f, gold = task.reference.filing, task.reference.gold
+        y = f.latest
+        ebitda = f.values["operating_income"][y] + f.values["da"][y] + f.restructuring
+        ratio = (f.values["short_debt"][y] + f.values["long_debt"][y]) / ebitda
+        assert gold.value == pytest.approx(ratio) and gold.verdict == (ratio > f.covenant_max)
+        assert f"{f.covenant_max:.2f}x" in task.prompt[0].content
+        seen.add(gold.verdict)
+    assert seen == {True, False}
+
+
+def test_restated_question_needs_the_restated_figure(env):
+    task = env.task("train", 0, "restated_growth")
+    f, gold = task.reference.filing, task.reference.gold
+    r = f.restatement
+    assert f"revenue revised to {r.revenue:,}" in task.prompt[0].content
+    assert gold.value == pytest.approx((f.values["revenue"][r.year + 1] / r.revenue - 1) * 100)
+    unrestated = (f.values["revenue"][r.year + 1] / f.values["revenue"][r.year] - 1) * 100
+    assert env.verify(task, answer_line(gold, unrestated)).value == 0.0
+    assert env.verify(task, env.reference_response(task)).value == 1.0
+
+
+def test_csv_attachments_hold_the_table_figures(env):
+    task = next(t for t in (env.task("train", i) for i in range(60)) if t.reference.filing.csv)
+    f = task.reference.filing
+    assert "```csv" in task.prompt[0].content
+    rows = list(csv.reader(io.StringIO(task.metadata["attachments"]["balance_sheet.csv"])))
+    assert rows[0] == ["line_item"] + [f"FY{y}" for y in f.years]
+    total = next(r for r in rows if r[0] == "Total assets")
+    assert [int(x) for x in total[1:]] == [f.values["total_assets"][y] for y in f.years]
+
+
+def test_tasks_are_deterministic_and_distinct(env):
+    assert env.task("test", 3) == StatementsEnv().task("test", 3)
+    assert env.task("train", 3, "growth") == env.task("train", 3, "growth")
+    prompts = {env.task("train", i).prompt for i in range(30)}
+    assert len(prompts) == 30
+    assert not prompts & {env.task("test", i).prompt for i in range(10)}
+
+
+def test_difficulty_limits_families_and_grows_the_long_report():
+    assert StatementsEnv(difficulty=1).families == ("lookup",)
+    two = envs.make(STATEMENTS_ID, difficulty=2, max_turns=2)
+    assert all(FAMILIES[f][0] <= 2 for f in two.families) and "covenant" not in two.families and two.max_turns == 2
+    with pytest.raises(TaskError):
+        StatementsEnv(difficulty=6)
+    long_env = FilingsEnv()
+    easy, hard = long_env.task("train", 0, "lookup"), long_env.task("train", 0, "covenant")
+    easy_len = len(build_document(easy.reference, 1))
+    hard_len = len(build_document(hard.reference, 5))
+    assert target_chars(1) <= easy_len < target_chars(5) <= hard_len
+
+
+# -- the verifier ---------------------------------------------------------------------------
+THOUSANDS = Gold("q", 12_500, "USD thousands", 0.005, 0.5)
+
+
+@pytest.mark.parametrize("reply,status", [
+    ("Answer: 12,500 USD thousands", "correct"), ("Answer: 12,500", "correct"), ("Answer: 12.5 million", "correct"),
+    ("Answer: $12.5M", "correct"), ("Answer: USD 12,500 thousand", "correct"), ("**Answer:** 0.0125 bn", "correct"),
+    ("Answer: 12.5", "wrong_scale"), ("Answer: 12,500 USD millions", "wrong_scale"),
+    ("Answer: 12,500 EUR thousands", "wrong_unit"), ("Answer: 12,500%", "wrong_unit"),
+    ("Answer: 12,800 USD thousands", "wrong_number"), ("Answer: unknown", "no_answer"), ("It is 12,500.", "no_answer"),
+])
+def test_amounts_are_read_in_the_unit_asked_for(reply, status):
+    score = score_answer(THOUSANDS, reply)
+    assert score.details["status"] == status
+    assert score.passed == (status == "correct") and score.value == (1.0 if status == "correct" else 0.0)
+
+
+@pytest.mark.parametrize("reply,passed", [
+    ("Answer: (1,234) USD thousands", True), ("Answer: -1,234", True), ("Answer: $(1.234) million", True),
+    ("Answer: USD -1,234 thousand", True), ("Answer: 1,234 USD thousands", False),
+])
+def test_parentheses_and_minus_signs_are_negative(reply, passed):
+    assert score_answer(Gold("q", -1234, "USD thousands", 0.005, 0.5), reply).passed == passed
+
+
+@pytest.mark.parametrize("reply,passed", [
+    ("Answer: 12.34 %", True), ("Answer: 12.3 percent", True), ("**Answer:** 12.36%", True),
+    ("Answer: FY2023 margin was 12.34%", True), ("Answer: 12.40%", False), ("Answer: 0.1234", False),
+    ("Answer: 12.34 x", False), ("Answer: 12.34%\nOn reflection:\nAnswer: 15.00%", False),
+])
+def test_percentages_use_an_absolute_tolerance(reply, passed):
+    assert score_answer(Gold("q", 12.34, "%", 0.0, 0.05), reply).passed == passed
+
+
+def test_scale_mistakes_are_named_but_the_figure_is_not():
+    percent = score_answer(Gold("q", 12.34, "%", 0.0, 0.05), "Answer: 0.1234")
+    assert percent.details["status"] == "wrong_scale" and "fraction" in percent.details["feedback"]
+    wrong = score_answer(Gold("q", 2_345_678, "USD thousands", 0.005, 0.5), "Answer: 2,000,000 USD thousands")
+    assert wrong.details["status"] == "wrong_number" and wrong.details["extracted"] == 2_000_000
+    assert "2,000,000 USD thousands is outside the tolerance" in wrong.details["feedback"]
+    assert "2,345" not in wrong.details["feedback"]
+
+
+def test_ratios():
+    gold = Gold("q", 1.834, "x", 0.0, 0.01)
+    assert score_answer(gold, "Answer: 1.83x").passed and score_answer(gold, "Answer: 1.834 times").passed
+    assert not score_answer(gold, "Answer: 1.85x").passed
+    assert score_answer(gold, "Answer: 183.4%").details["status"] == "wrong_unit"
+
+
+@pytest.mark.parametrize("reply,value,status", [
+    ("Answer: no (2.45x)", 1.0, "correct"), ("Answer: No, 2.449 x", 1.0, "correct"),
+    ("Answer: no", PARTIAL_CREDIT, "missing_figure"), ("Answer: no (3.10x)", PARTIAL_CREDIT, "wrong_figure"),
+    ("Answer: no (2.45%)", PARTIAL_CREDIT, "wrong_unit"), ("Answer: yes (2.45x)", 0.0, "wrong_verdict"),
+    ("Answer: 2.45x", 0.0, "no_answer"),
+])
+def test_yes_no_partial_credit(reply, value, status):
+    score = score_answer(Gold("q", 2.45, "x", 0.0, 0.01, verdict=False), reply)
+    assert (score.value, score.details["status"]) == (value, status)
+    assert not score.passed or value == 1.0
+
+
+def test_cited_difference_is_compared_by_magnitude():
+    gold = Gold("q", 1250, "USD thousands", 0.005, 0.5, verdict=False)
+    assert score_answer(gold, "Answer: no (1,250 USD thousands)").passed
+    assert score_answer(gold, "Answer: no (difference of -1.25 million)").passed
+    assert score_answer(gold, "Answer: no (1,250 USD millions)").value == PARTIAL_CREDIT
+
+
+# -- episodes -------------------------------------------------------------------------------
+def test_wrong_answer_gets_feedback_then_a_right_one_ends_the_episode(env):
+    task = env.task("train", 2, "margin")
+    gold = task.reference.gold
+    env.reset(task)
+    first = env.step(env.broken_response(task))
+    assert not first.terminated and first.reward == 0.0 and first.info["status"] == "wrong_number"
+    text = first.messages[0].content
+    assert "outside the tolerance" in text and "income statement" in text  # level 2: the rows are hinted
+    assert answer_line(gold, gold.value).split(": ")[1].split()[0] not in text
+    second = env.step(env.reference_response(task))
+    assert second.terminated and second.reward == 1.0
+
+
+def test_feedback_hints_only_at_low_difficulty_and_turn_cost_applies():
+    env = StatementsEnv(turn_cost=0.25)
+    task = env.task("train", 0, "working_capital")
+    env.reset(task)
+    text = env.step("Answer: 123456789 " + task.reference.gold.unit).messages[0].content
+    assert "outside the tolerance" in text and "rows:" not in text
+    assert env.step(env.reference_response(task)).reward == 0.75
+
+
+def test_last_wrong_answer_ends_the_episode_unrewarded():
+    env = StatementsEnv(max_turns=2)
+    task = env.task("train", 1, "lookup")
+    env.reset(task)
+    assert not env.step("I am not sure.").terminated
+    last = env.step(env.broken_response(task))
+    assert last.terminated and last.reward == 0.0
+
+
+# -- the long report and its tools ------------------------------------------------------------
+def test_long_prompt_is_short_and_the_report_is_long(long_env):
+    task = long_env.task("train", 0, "restated_growth")
+    prompt = task.prompt[0].content
+    assert len(prompt) < 4000 and "`note-1`" in prompt and "read_section" in prompt
+    assert len(long_env.document(task)) > 100_000
+    assert "Revenue |" not in prompt  # the statements are only in the report
+
+
+def test_search_and_read_find_the_restatement(long_env):
+    task = long_env.task("train", 0, "restated_growth")
+    note = next(s for s in task.metadata["sections"] if s.startswith("note-"))
+    r = task.reference.filing.restatement
+    hits = long_env.document(task).search("restated revenue")
+    assert f"1. {note}:" in hits or f"2. {note}:" in hits or f"3. {note}:" in hits
+    page = long_env.document(task).read(note)
+    assert f"revenue revised to {r.revenue:,}" in page and "page 1 of 1" in page
+
+
+def test_tool_errors_are_clear(long_env):
+    task = long_env.task("train", 0, "lookup")
+    long_env.reset(task)
+    assert long_env.tool(task, 'read_section("note-99")').startswith("Tool error: there is no section 'note-99'")
+    assert "has 1 page(s)" in long_env.tool(task, 'read_section("income-statement", 5)')
+    assert long_env.tool(task, "search(revenue)").startswith("Tool error")
+    assert long_env.tool(task, 'search("")').startswith("Tool error")
+    pages = long_env.tool(task, 'read_section("risk-factors", page=2)')
+    assert "(page 2 of " in pages and 'read_section("risk-factors", 3)' in pages
+
+
+def test_tool_call_syntax():
+    assert parse_tool_call('Let me look.\nsearch("net income")') == ("search", '"net income"')
+    assert parse_tool_call('```\nread_section("note-3", 2)\n```') == ("read_section", '"note-3", 2')
+    assert parse_tool_call('`read_section("mdna")`') == ("read_section", '"mdna"')
+    assert parse_tool_call("search(\"x\") first, then\nAnswer: 5 %") is None
+
+
+def test_search_read_answer_episode(long_env):
+    task = long_env.task("train", 4, "covenant")
+    note = next(s for s in task.metadata["sections"] if s.startswith("note-"))
+    long_env.reset(task)
+    found = long_env.step('I need the covenant definition.\nsearch("covenant Consolidated EBITDA")')
+    assert not found.terminated and found.info["tool"] and note in found.messages[0].content
+    assert found.messages[0].content.endswith("(reply 2 of 6)")
+    read = long_env.step(f'read_section("{note}")')
+    assert "Consolidated EBITDA means" in read.messages[0].content
+    income = long_env.step('read_section("income-statement")')
+    assert "Operating income" in income.messages[0].content
+    done = long_env.step("The ratio is computed above.\n" + long_env.reference_response(task))
+    assert done.terminated and done.reward == 1.0 and done.info["turn"] == 4
+
+
+def test_last_reply_is_graded_even_when_it_calls_a_tool():
+    env = FilingsEnv(max_turns=2)
+    task = env.task("train", 0, "lookup")
+    env.reset(task)
+    assert not env.step('search("revenue")').terminated
+    last = env.step('search("revenue")')
+    assert last.terminated and last.reward == 0.0 and last.info["status"] == "no_answer"
