@@ -77,6 +77,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         result.write_json(out)
         print(f"wrote {out}")
         return 0
+    if args.max_turns is not None:
+        from tempering.eval import evaluate_episodes
+
+        if not hasattr(env, "max_turns"):
+            raise ConfigError(f"--max-turns is for multi-turn envs (finance/*, sql/*, cad/*, code/repair-v1); "
+                              f"{args.env} is single-turn: drop --max-turns")
+        if args.max_turns < 1:
+            raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
+        loaded = load(args.model)
+        result = evaluate_episodes(HFClient(loaded.model, loaded.tokenizer), args.env, args.split, args.n,
+                                   args.max_turns, args.max_new_tokens)
+        print(result.summary() + f" within {args.max_turns} replies")
+        out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}-turns{args.max_turns}.json")
+        result.write_json(out)
+        print(f"wrote {out}")
+        return 0
     loaded = load(args.model)
     result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
                       max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
@@ -325,7 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--agent", choices=["oracle", "noop", "model"], help="terminal: who works the tasks")
     e.add_argument("--task", action="append", help="terminal: only this task id (repeatable)")
     e.add_argument("--workers", type=int, default=1, help="terminal: tasks run at once (default 1)")
-    e.add_argument("--max-turns", type=int, default=20, help="terminal --agent model: replies per task (default 20)")
+    e.add_argument("--max-turns", type=int, help="replies per episode: multi-turn envs (finance, sql, cad, code/repair) "
+                                              "play greedy episodes with feedback; terminal --agent model (default 20)")
     e.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="import a module that registers envs of your own first (repeatable)")
     e.set_defaults(func=_cmd_eval)

@@ -76,3 +76,29 @@ def evaluate(client: InferenceClient, env: SingleTurnEnv, split: str = "test", n
     return EvalResult(env_id=env.id, split=split, n=n, correct=correct, accuracy=correct / max(n, 1), ci_low=low, ci_high=high,
                       format_rate=sum(bool(i["format_ok"]) for i in items) / max(n, 1), mean_response_tokens=tokens / max(n, 1),
                       seconds=time.perf_counter() - t0, items=items)
+
+
+def evaluate_episodes(client, env_id: str, split: str = "test", n: int = 50, max_turns: int = 3,
+                      max_new_tokens: int = 256, options: dict | None = None) -> EvalResult:
+    """Greedy multi-turn episodes of a FeedbackEnv-style env (each wrong reply gets its
+    verdict back, up to `max_turns` replies): `accuracy` is the share passed within them,
+    items add each episode's reward, turns and replies. With max_turns=1, the first reply alone."""
+    from tempering import envs
+    from tempering.rollout import Budget, run_episodes
+
+    tasks = envs.make(env_id, **(options or {})).tasks(split, n)
+    t0 = time.perf_counter()
+    trajs = run_episodes(lambda: envs.make(env_id, **{**(options or {}), "max_turns": max_turns}), tasks, client,
+                         SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens), Budget(max_turns=max_turns))
+    items = [{"id": t.id, "family": t.metadata.get("family"), "passed": bool(tr.turns[-1].info.get("passed")),
+              "reward": tr.reward, "turns": len(tr.turns), "status": tr.turns[-1].info.get("status"),
+              "replies": [turn.action for turn in tr.turns],
+              "feedback": [m.content for turn in tr.turns for m in turn.feedback]} for t, tr in zip(tasks, trajs)]
+    correct = sum(i["passed"] for i in items)
+    low, high = wilson_interval(correct, len(items))
+    tokens = sum(sum(tr.loss_mask) for tr in trajs)
+    return EvalResult(env_id=env_id, split=split, n=len(items), correct=correct, accuracy=correct / max(1, len(items)),
+                      ci_low=low, ci_high=high, mean_response_tokens=tokens / max(1, len(items)),
+                      # the domains' "no answer found" statuses: no_answer, no_query, no_script
+                      format_rate=sum(not str(i["status"]).startswith("no_") for i in items) / max(1, len(items)),
+                      seconds=time.perf_counter() - t0, items=items)

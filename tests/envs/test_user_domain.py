@@ -81,3 +81,17 @@ def test_a_feedback_episode_retries_then_scores_with_the_turn_cost(units):
         assert not env.step("no number").terminated
     last = env.step("still no number")
     assert (last.terminated, last.reward, last.info["status"]) == (True, 0.0, "no_answer")
+
+
+def test_multi_turn_evaluation_plays_episodes_with_feedback(units, tiny):
+    from tempering.eval import evaluate_episodes
+    from tempering.rollout import HFClient
+
+    result = evaluate_episodes(HFClient(tiny.model, tiny.tokenizer), "units/convert-v1", "test", n=3, max_turns=2,
+                               max_new_tokens=4)
+    assert result.n == 3 and result.correct == 0  # a random model converts nothing
+    assert [i["turns"] for i in result.items] == [2, 2, 2]
+    assert all(len(i["feedback"]) == 1 and "(reply 2 of 2)" in i["feedback"][0] for i in result.items)
+    one = evaluate_episodes(HFClient(tiny.model, tiny.tokenizer), "units/convert-v1", "test", n=3, max_turns=1,
+                            max_new_tokens=4)
+    assert [i["turns"] for i in one.items] == [1, 1, 1] and one.items[0]["replies"] == result.items[0]["replies"][:1]

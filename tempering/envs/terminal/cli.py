@@ -85,7 +85,7 @@ def _model_trials(args, tasks_dir: Path, tasks, sandbox, done) -> None:
     from tempering.types import SamplingParams
 
     only = tuple(t.id for t in tasks)
-    make_env = lambda: TerminalEnv(tasks_dir, max_turns=args.max_turns, sandbox=sandbox, only=only)  # noqa: E731
+    make_env = lambda: TerminalEnv(tasks_dir, max_turns=args.max_turns or 20, sandbox=sandbox, only=only)  # noqa: E731
     runnable, episodes = [], []
     for t in tasks:
         reason = skip_reason(t, sandbox)
@@ -102,7 +102,7 @@ def _model_trials(args, tasks_dir: Path, tasks, sandbox, done) -> None:
     params = SamplingParams(temperature=args.temperature if args.samples > 1 else 0.0,
                             max_new_tokens=args.max_new_tokens, seed=args.seed)
     longest = max(t.max_agent_timeout_sec + t.max_test_timeout_sec for t, _ in runnable)
-    budget = Budget(max_turns=args.max_turns, max_new_tokens=args.max_turns * args.max_new_tokens,
+    budget = Budget(max_turns=args.max_turns or 20, max_new_tokens=(args.max_turns or 20) * args.max_new_tokens,
                     env_step_s=longest + 120)
 
     def on_done(index: int, traj) -> None:
