@@ -16,7 +16,8 @@ completions per second, optimiser steps, and held-out greedy accuracy (n = --n, 
 evaluation code for both) before and after. Usage:
 
     .venv/bin/pip install 'trl>=1.16'     # benchmark-only dependency
-    .venv/bin/python benchmarks/vs_trl.py [--minutes 10] [--repeats 1] [--n 200]
+    .venv/bin/python benchmarks/vs_trl.py [--minutes 10] [--repeats 1] [--n 200] [--warmup N]
+                                          [--curriculum] [--only trl|tempering] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -76,7 +77,11 @@ def run_trl(args, env, out: Path) -> dict:
     wall = time.perf_counter() - t0
     steps = trainer.state.global_step
     acc = held_out(trainer.model, loaded.tokenizer, env, args.n)
-    return {"steps": steps, "completions": steps * args.prompts * args.group, "wall_s": wall, "accuracy": acc}
+    per_step = [{k: v for k, v in log.items() if k in ("step", "reward", "reward_std", "learning_rate",
+                                                      "completions/mean_length", "grad_norm", "loss")}
+                for log in trainer.state.log_history if "reward" in log]
+    return {"steps": steps, "completions": steps * args.prompts * args.group, "wall_s": wall, "accuracy": acc,
+            "per_step": per_step}
 
 
 def run_tempering(args, env, out: Path) -> dict:
@@ -84,15 +89,18 @@ def run_tempering(args, env, out: Path) -> dict:
         f"rollout.prompts_per_step={args.prompts}", f"rollout.group_size={args.group}",
         f"rollout.max_new_tokens={args.tokens}", f"rollout.temperature={args.temperature}", f"optim.lr={args.lr}",
         f"optim.warmup_steps={args.warmup}",
-        "algorithm.beta=0", "train.curriculum=false", f"train.max_minutes={args.minutes}", "train.save_every=1000"])
+        "algorithm.beta=0", f"train.curriculum={str(args.curriculum).lower()}", f"train.max_minutes={args.minutes}",
+        "train.save_every=1000"])
     prepare_run(cfg, out)
     t0 = time.perf_counter()
     metrics = train(cfg, out, progress=False)
     wall = time.perf_counter() - t0
     policy = load(str(sorted((out / "checkpoints").iterdir(), key=lambda p: int(p.name.split("-")[1]))[-1]))
     completions = sum(m["groups_sampled"] for m in metrics) * args.group
+    per_step = [{k: m.get(k) for k in ("step", "reward_mean", "pass_rate", "response_len", "lr", "grad_norm",
+                                       "groups_informative", "entropy")} for m in metrics]
     return {"steps": len(metrics), "completions": completions, "wall_s": wall,
-            "accuracy": held_out(policy.model, policy.tokenizer, env, args.n)}
+            "accuracy": held_out(policy.model, policy.tokenizer, env, args.n), "per_step": per_step}
 
 
 def main() -> None:
@@ -107,6 +115,10 @@ def main() -> None:
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--warmup", type=int, default=0, help="linear warm-up steps on both sides (TRL's starts at lr 0, "
                                                            "so with a few steps in the budget its first would not train)")
+    ap.add_argument("--curriculum", action="store_true",
+                    help="Tempering's family curriculum on (off by default, so both sides draw the same task stream)")
+    ap.add_argument("--only", choices=["trl", "tempering"], help="run one side only (e.g. to study it)")
+    ap.add_argument("--keep", help="keep each run's directory under this one (default: temporary)")
     ap.add_argument("--out", default="runs/bench-vs-trl.json")
     args = ap.parse_args()
     resolve_path(MODEL)
@@ -118,17 +130,20 @@ def main() -> None:
     runs: dict[str, list[dict]] = {"trl": [], "tempering": []}
     for rep in range(args.repeats):
         for name, fn in (("trl", run_trl), ("tempering", run_tempering)):
+            if args.only and name != args.only:
+                continue
             with tempfile.TemporaryDirectory() as tmp:
-                r = fn(args, env, Path(tmp) / name)
+                r = fn(args, env, Path(args.keep or tmp) / f"{name}-{rep + 1}")
             r["completions_per_s"] = r["completions"] / r["wall_s"]
             runs[name].append(r)
             print(f"  {name:9s} run {rep + 1}: {r['steps']} steps, {r['completions']} completions in {r['wall_s']:.0f} s "
                   f"= {r['completions_per_s']:.2f}/s; held-out {before:.1%} -> {r['accuracy']:.1%}", flush=True)
-    med = {k: statistics.median(r["completions_per_s"] for r in v) for k, v in runs.items()}
-    gain = {k: statistics.median(r["accuracy"] for r in v) - before for k, v in runs.items()}
-    print(f"\nthroughput tempering / trl: {med['tempering'] / med['trl']:.2f}x "
-          f"({med['tempering']:.2f} vs {med['trl']:.2f} completions/s)")
-    print(f"held-out gain: tempering {gain['tempering']:+.1%}, trl {gain['trl']:+.1%} (n={args.n}, {args.minutes} min each)")
+    med = {k: statistics.median(r["completions_per_s"] for r in v) for k, v in runs.items() if v}
+    gain = {k: statistics.median(r["accuracy"] for r in v) - before for k, v in runs.items() if v}
+    if len(med) == 2:
+        print(f"\nthroughput tempering / trl: {med['tempering'] / med['trl']:.2f}x "
+              f"({med['tempering']:.2f} vs {med['trl']:.2f} completions/s)")
+    print("held-out gain: " + ", ".join(f"{k} {g:+.1%}" for k, g in gain.items()) + f" (n={args.n}, {args.minutes} min each)")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"args": vars(args), "before": before, "runs": runs}, indent=1))
 
