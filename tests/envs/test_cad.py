@@ -124,6 +124,9 @@ def test_extract_script():
     assert extract_script("no code here") is None
     assert extract_script("```python\nresult = box(1, 2, 3)\n```").endswith("result = box(1, 2, 3)\n")
     assert extract_script("result = rod") == "from tcad import *\nresult = rod"
+    cut = extract_script("Here:\n```python\nresult = box(1, 2, 3)\nresult = result + ")  # cut at the token limit
+    assert cut == "from tcad import *\nresult = box(1, 2, 3)\nresult = result + "
+    assert extract_script("```python\na = 1\n```\ntext\n```python\nresult = box(1, 1, 1)\n```").endswith("box(1, 1, 1)\n")
 
 
 def test_parts_of_your_own_from_a_file(env, tmp_path):

@@ -30,7 +30,7 @@ PARTIAL = 0.8
 INSTRUCTION = (f"Write a Python script with the tcad API that builds this part.\n{FRAME}\n"
                f"tcad (already imported with `from tcad import *`):\n{API}\n"
                "Assign the finished part to `result`. Reply with the script in one ```python block.")
-_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.S)
+_BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
 def _sandbox():
@@ -40,8 +40,9 @@ def _sandbox():
 
 
 def extract_script(response: str) -> str | None:
-    """The last fenced code block, else the whole reply if it assigns `result`; with
-    tcad's names imported at the top."""
+    """The last fenced code block (an unclosed one runs to the end of the reply: a reply cut
+    at its token limit still runs, and its error comes back), else the whole reply if it
+    assigns `result`; with tcad's names imported at the top."""
     blocks = _BLOCK.findall(response)
     body = blocks[-1] if blocks else (response if re.search(r"^\s*result\s*=", response, re.M) else None)
     if body is None or not body.strip():
