@@ -45,6 +45,8 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
     into it. The caller must already be in a private mount namespace. `pylib`, a host
     directory of Python packages (the sandbox library), is bound read-only at PYLIB."""
     sc.mount("none", "/", None, sc.MS_REC | sc.MS_PRIVATE)
+    # held open across the tmpfs below, which would hide a library that lives under `staging`
+    pylib_fd = os.open(pylib, os.O_PATH | os.O_DIRECTORY) if pylib else None
     sc.mount("tempering-root", staging, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=16m,mode=0755")
     r = staging.rstrip("/")
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
@@ -58,9 +60,10 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
         if os.path.isdir("/" + d) and not os.path.islink("/" + d):
             os.makedirs(f"{r}/{d}")
             _bind_ro("/" + d, f"{r}/{d}")
-    if pylib:
+    if pylib_fd is not None:
         os.makedirs(f"{r}{PYLIB}")
-        _bind_ro(pylib, f"{r}{PYLIB}")
+        _bind_ro(f"/proc/self/fd/{pylib_fd}", f"{r}{PYLIB}")
+        os.close(pylib_fd)
     os.makedirs(f"{r}/etc")
     for name in ETC_COPY:
         src = "/etc/" + name
