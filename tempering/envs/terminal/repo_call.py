@@ -23,19 +23,24 @@ import traceback
 PACKAGE = "package"
 REPO = "/app"
 TIMEOUT_S = 5
-CHILD = r'''
-import ast, json, sys
-out, sys.stdout = sys.stdout, sys.stderr
-sys.path.insert(0, sys.argv[1])
-def main(package, code):
+RUN_CASE = r'''
+import ast
+def run_case(package, code):
+    """Import `package`, run the snippet `code`, return the value of its last expression."""
     tree = ast.parse(code)
     last = tree.body.pop()
     ns = {"__name__": "__case__"}
     exec("import " + package, ns)
     exec(compile(tree, "<case>", "exec"), ns)
     return eval(compile(ast.Expression(last.value), "<case>", "eval"), ns)
+'''
+"""The one way a test snippet runs, here and in the generator's check of its mutants (repo_gen.py)."""
+CHILD = RUN_CASE + r'''
+import json, sys
+out, sys.stdout = sys.stdout, sys.stderr
+sys.path.insert(0, sys.argv[1])
 try:
-    result = {"value": repr(main(sys.argv[2], sys.argv[3]))}
+    result = {"value": repr(run_case(sys.argv[2], sys.argv[3]))}
 except BaseException as e:
     result = {"raised": type(e).__name__, "message": str(e)[:300]}
 out.write(json.dumps(result))

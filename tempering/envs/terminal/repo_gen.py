@@ -46,6 +46,7 @@ from tempering.errors import TaskError
 
 from . import mutate
 from .repo import CATEGORY, repo_task, snapshot_build, write_repo_task
+from .repo_call import RUN_CASE
 from .repo_seeds import SEEDS, Seed
 from .repo_text import instruction, issue_text, render_tests
 from .task import TerminalTask
@@ -78,8 +79,8 @@ for name in cfg["packages"]:
         out[name] = None
 print(json.dumps(out))
 '''
-CHILD = r'''
-import ast, json, signal, sys
+CHILD = RUN_CASE + r'''
+import json, signal, sys
 real, sys.stdout = sys.stdout, sys.stderr
 root, package, every = sys.argv[1], sys.argv[2], sys.argv[4] == "1"
 cfg = json.load(open(sys.argv[3]))
@@ -92,12 +93,7 @@ signal.signal(signal.SIGALRM, alarm)
 def run(code):
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[name]
-    tree = ast.parse(code)
-    last = tree.body.pop()
-    ns = {"__name__": "__case__"}
-    exec("import " + package, ns)
-    exec(compile(tree, "<case>", "exec"), ns)
-    return eval(compile(ast.Expression(last.value), "<case>", "eval"), ns)
+    return run_case(package, code)
 results = []
 for code in cfg["cases"]:
     signal.setitimer(signal.ITIMER_REAL, cfg["limit"])
