@@ -145,8 +145,8 @@ class Engine:
                 keep.append(b)
         self.tokens += len(self.rows)
         if len(keep) < len(self.rows):
-            self._select(keep)
-            tok = tok[keep] if keep else tok[:0]
+            order = self._select(keep)
+            tok = tok[order] if order else tok[:0]
         if self.rows:
             self.mask = torch.cat([self.mask, torch.ones_like(self.mask[:, :1])], dim=1)
             self.logits = self.model(input_ids=tok[:, None], attention_mask=self.mask,
@@ -190,33 +190,49 @@ class Engine:
     def _merge(self, cache: DynamicCache, mask: torch.Tensor, next_pos: torch.Tensor, logits: torch.Tensor,
                rows: list[_Row]) -> None:
         if not self.rows:
-            self.cache, self.mask, self.next_pos, self.logits, self.rows = _roomy(cache), mask, next_pos, logits, rows
+            self.cache = cache
+            cache.layers = [_RoomyLayer(layer.keys, layer.values, rows=self.max_batch) for layer in cache.layers]
+            self.mask, self.next_pos, self.logits, self.rows = mask, next_pos, logits, rows
             return
-        old_len, new_len = self.mask.shape[1], mask.shape[1]
-        width = max(old_len, new_len)
-        self.cache.layers = [
-            _RoomyLayer(torch.cat([_pad_left(mine.keys, width), _pad_left(theirs.keys, width)], dim=0),
-                        torch.cat([_pad_left(mine.values, width), _pad_left(theirs.values, width)], dim=0))
-            for mine, theirs in zip(self.cache.layers, cache.layers)]
+        width = max(self.mask.shape[1], mask.shape[1])
+        for mine, theirs in zip(self.cache.layers, cache.layers):
+            mine.append_rows(theirs.keys, theirs.values)
         self.mask = torch.cat([_pad_left(self.mask, width, dim=1), _pad_left(mask, width, dim=1)], dim=0)
         self.next_pos = torch.cat([self.next_pos, next_pos])
         self.logits = torch.cat([self.logits, logits])
         self.rows += rows
 
-    def _select(self, keep: list[int]) -> None:
-        """Keep only batch rows `keep`, then drop cache columns that no remaining row attends to."""
-        self.rows = [self.rows[b] for b in keep]
+    def _select(self, keep: list[int]) -> list[int]:
+        """Keep only batch rows `keep`, then drop cache columns that no remaining row attends
+        to. Returns the new order: row i of the batch is the old row order[i].
+
+        Rows that stopped are overwritten in place by live rows from the end of the batch, so
+        the cache moves one row per finished row rather than the whole batch (the batch order
+        changes; no row's samples depend on it)."""
         if not keep:
+            self.rows = []
             self.cache = self.mask = self.next_pos = self.logits = None
-            return
-        idx = torch.tensor(keep, device=self.mask.device)
-        self.cache.batch_select_indices(idx)
+            return []
+        m = len(keep)
+        kept = set(keep)
+        holes = [b for b in range(m) if b not in kept]
+        movers = [b for b in keep if b >= m]
+        order = list(range(m))
+        for h, s in zip(holes, movers):
+            order[h] = s
+        src = torch.tensor(movers, device=self.mask.device)
+        dst = torch.tensor(holes, device=self.mask.device)
+        for layer in self.cache.layers:
+            layer.keep_rows(m, src, dst)
+        idx = torch.tensor(order, device=self.mask.device)
+        self.rows = [self.rows[b] for b in order]
         self.mask, self.next_pos, self.logits = self.mask[idx], self.next_pos[idx], self.logits[idx]
         first = int(self.mask.any(dim=0).int().argmax())
         if first > 0:
             for layer in self.cache.layers:
                 layer.drop_left(first)
             self.mask = self.mask[:, first:]
+        return order
 
     def _finish(self, row: _Row, reason: str) -> Finished:
         text = self._text(row.tokens)
@@ -238,42 +254,70 @@ class Engine:
 
 
 class _RoomyLayer(DynamicLayer):
-    """A KV-cache layer with room to grow: keys and values live in buffers with spare
-    columns, and each decode step writes its column in place. A plain DynamicLayer
-    concatenates the whole cache at every step; with a wide batch and long contexts that
-    copy was 38% of decode time on a 2-core CPU (py-spy, HumanEval pass@10 sampling)."""
+    """A KV-cache layer with room to grow, in rows and in columns. Keys and values live in
+    buffers with spare columns, and each decode step writes its column in place; rows that
+    join are written into spare rows, and a finished row is overwritten by a live one. A
+    plain DynamicLayer concatenates the whole cache at every step, and selecting or adding
+    rows copies all of it: with a wide batch and long contexts, those copies took 38% and
+    then 49% of decode time on a 2-core CPU (py-spy, HumanEval pass@10 sampling)."""
 
     GROW = 256
 
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, width: int | None = None) -> None:
-        """Hold `keys`/`values` (B, H, L, D) right-aligned at column `width` (default L)."""
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, width: int | None = None, rows: int = 0) -> None:
+        """Hold `keys`/`values` (B, H, L, D) right-aligned at column `width` (default L), with
+        room for at least `rows` rows."""
         super().__init__()
         b, h, n, d = keys.shape
         width = n if width is None else width
-        self.kbuf = keys.new_zeros(b, h, width + self.GROW, d)
-        self.vbuf = values.new_zeros(b, h, width + self.GROW, d)
-        self.kbuf[:, :, width - n:width] = keys
-        self.vbuf[:, :, width - n:width] = values
-        self.n = width
+        self.kbuf = keys.new_zeros(max(b, rows), h, width + self.GROW, d)
+        self.vbuf = values.new_zeros(max(b, rows), h, width + self.GROW, d)
+        self.kbuf[:b, :, width - n:width] = keys
+        self.vbuf[:b, :, width - n:width] = values
+        self.n, self.rows = width, b
         self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
         self._view()
 
     def _view(self) -> None:
-        self.keys, self.values = self.kbuf[:, :, :self.n], self.vbuf[:, :, :self.n]
+        self.keys, self.values = self.kbuf[:self.rows, :, :self.n], self.vbuf[:self.rows, :, :self.n]
 
     def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
         q = key_states.shape[-2]
         if self.n + q > self.kbuf.shape[2]:
             self.kbuf = torch.cat([self.kbuf, self.kbuf.new_zeros(*self.kbuf.shape[:2], q + self.GROW, self.kbuf.shape[3])], 2)
             self.vbuf = torch.cat([self.vbuf, self.vbuf.new_zeros(*self.vbuf.shape[:2], q + self.GROW, self.vbuf.shape[3])], 2)
-        self.kbuf[:, :, self.n:self.n + q] = key_states
-        self.vbuf[:, :, self.n:self.n + q] = value_states
+        self.kbuf[:self.rows, :, self.n:self.n + q] = key_states
+        self.vbuf[:self.rows, :, self.n:self.n + q] = value_states
         self.n += q
         self._view()
         return self.keys, self.values
 
+    def append_rows(self, keys: torch.Tensor, values: torch.Tensor) -> None:
+        """Add rows (B', H, L', D), right-aligned with the rows already here (left-padded
+        with zeros, which the attention mask hides)."""
+        b, _, n, _ = keys.shape
+        if self.rows + b > self.kbuf.shape[0] or n > self.n:
+            width = max(self.n, n)
+            grown = _RoomyLayer(_pad_left(self.keys, width), _pad_left(self.values, width), rows=self.rows + b)
+            self.kbuf, self.vbuf, self.n = grown.kbuf, grown.vbuf, width
+        new = slice(self.rows, self.rows + b)
+        self.kbuf[new, :, :self.n - n] = 0
+        self.vbuf[new, :, :self.n - n] = 0
+        self.kbuf[new, :, self.n - n:self.n] = keys
+        self.vbuf[new, :, self.n - n:self.n] = values
+        self.rows += b
+        self._view()
+
+    def keep_rows(self, rows: int, src: torch.Tensor, dst: torch.Tensor) -> None:
+        """Copy rows `src` over rows `dst` (live columns only), then keep the first `rows`."""
+        if len(src):
+            self.kbuf[dst, :, :self.n] = self.kbuf[src, :, :self.n]
+            self.vbuf[dst, :, :self.n] = self.vbuf[src, :, :self.n]
+        self.rows = rows
+        self._view()
+
     def batch_select_indices(self, indices: torch.Tensor) -> None:
         self.kbuf, self.vbuf = self.kbuf[indices], self.vbuf[indices]
+        self.rows = len(indices)
         self._view()
 
     def drop_left(self, columns: int) -> None:
@@ -281,12 +325,6 @@ class _RoomyLayer(DynamicLayer):
         self.kbuf, self.vbuf = self.kbuf[:, :, columns:], self.vbuf[:, :, columns:]
         self.n -= columns
         self._view()
-
-
-def _roomy(cache: DynamicCache) -> DynamicCache:
-    """Swap a prefilled cache's layers for roomy ones."""
-    cache.layers = [_RoomyLayer(layer.keys, layer.values) for layer in cache.layers]
-    return cache
 
 
 def _pad_left(x: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:

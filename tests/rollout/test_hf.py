@@ -92,3 +92,31 @@ def test_rows_admitted_mid_decode_match_a_full_forward(tiny):
         ref = _full_logprobs(tiny.model, c.prompt_ids, c.token_ids, 0.8)
         assert torch.allclose(ref, torch.tensor(c.logprobs), atol=1e-4)
     assert eng.tokens == sum(len(f.completion.token_ids) for f in done)
+
+
+def test_rows_that_stop_at_different_steps_are_replaced_in_place(tiny):
+    """Finished rows are overwritten by live rows from the end of the batch, and waiting
+    requests (shorter than the running cache) are written into the freed rows: every
+    completion still matches a plain forward pass, and the batch never exceeds its width."""
+    from tempering.rollout.engine import Engine, Request
+
+    eng = Engine(tiny.model, tiny.tokenizer, SamplingParams(temperature=1.0, max_new_tokens=12), max_batch=5)
+    prompts = [chat_prompt_ids(tiny.tokenizer, p) for p in PROMPTS]
+    for i, lengths in enumerate([(3, 12, 5), (7, 2), (4,), (9, 1, 6)]):
+        ids = prompts[i % len(prompts)]
+        for j, n in enumerate(lengths):  # one request per length: rows stop at different steps
+            eng.submit(Request(tuple(ids), (100 * i + j,), n, tag=(i, j, n)))
+    done, widest = [], 0
+    while eng.busy:
+        done += eng.step()
+        widest = max(widest, len(eng.rows))
+        if eng.rows:
+            assert eng.cache.layers[0].keys.shape[0] == len(eng.rows)
+    assert widest == 5
+    assert sorted(f.request.tag for f in done) == sorted(r for r in [
+        (i, j, n) for i, ls in enumerate([(3, 12, 5), (7, 2), (4,), (9, 1, 6)]) for j, n in enumerate(ls)])
+    for f in done:
+        c = f.completion
+        assert len(c.token_ids) == f.request.tag[2] or c.finish_reason == "stop"
+        ref = _full_logprobs(tiny.model, c.prompt_ids, c.token_ids, 1.0)
+        assert torch.allclose(ref, torch.tensor(c.logprobs), atol=1e-4)
