@@ -297,7 +297,8 @@ class _RoomyLayer(DynamicLayer):
         b, _, n, _ = keys.shape
         if self.rows + b > self.kbuf.shape[0] or n > self.n:
             width = max(self.n, n)
-            grown = _RoomyLayer(_pad_left(self.keys, width), _pad_left(self.values, width), rows=self.rows + b)
+            grown = _RoomyLayer(_pad_left(self.keys, width), _pad_left(self.values, width),
+                                rows=max(self.rows + b, self.kbuf.shape[0]))  # keep the spare rows
             self.kbuf, self.vbuf, self.n = grown.kbuf, grown.vbuf, width
         new = slice(self.rows, self.rows + b)
         self.kbuf[new, :, :self.n - n] = 0
