@@ -42,65 +42,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    if args.env == "terminal" or args.env.startswith("terminal/"):
-        from tempering.envs.terminal.cli import eval_terminal
+    from tempering.cli.evaluate import run_eval
 
-        return eval_terminal(args)
-    if not args.model:
-        raise ConfigError("temper eval needs --model: a preset (smollm2-135m-instruct, tiny-random) or an HF model dir")
-    from tempering import envs
-    from tempering.eval import evaluate
-    from tempering.models import load
-    from tempering.rollout import HFClient
-
-    envs.import_envs(args.imports)
-    env = envs.make(args.env)  # fail on a bad env id before loading a model
-    if args.n < 1:
-        raise ConfigError(f"--n must be at least 1, got {args.n}")
-    if args.samples > 1 or args.k:
-        from tempering.eval.passk import evaluate_pass_at_k
-
-        try:
-            ks = [int(k) for k in (args.k or "1").split(",")]
-        except ValueError:
-            raise ConfigError(f"--k takes comma-separated integers like 1,10, got {args.k!r}") from None
-        if args.samples < max(ks):
-            raise ConfigError(f"--k {max(ks)} needs at least that many --samples (got {args.samples})")
-        loaded = load(args.model)
-        per_chunk = max(1, args.batch_size // args.samples)
-        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer, max_batch=per_chunk * args.samples), env,
-                                    args.split, args.n, args.samples, ks, args.temperature, args.max_new_tokens,
-                                    batch_size=per_chunk, seed=args.seed,
-                                    progress=Path(args.progress) if args.progress else None)
-        print(result.summary())
-        out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}-pass@k.json")
-        result.write_json(out)
-        print(f"wrote {out}")
-        return 0
-    if args.max_turns is not None:
-        from tempering.eval import evaluate_episodes
-
-        if not hasattr(env, "max_turns"):
-            raise ConfigError(f"--max-turns is for multi-turn envs (finance/*, sql/*, cad/*, code/repair-v1); "
-                              f"{args.env} is single-turn: drop --max-turns")
-        if args.max_turns < 1:
-            raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
-        loaded = load(args.model)
-        result = evaluate_episodes(HFClient(loaded.model, loaded.tokenizer), args.env, args.split, args.n,
-                                   args.max_turns, args.max_new_tokens)
-        print(result.summary() + f" within {args.max_turns} replies")
-        out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}-turns{args.max_turns}.json")
-        result.write_json(out)
-        print(f"wrote {out}")
-        return 0
-    loaded = load(args.model)
-    result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
-                      max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
-    print(result.summary())
-    out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}.json")
-    result.write_json(out)
-    print(f"wrote {out}")
-    return 0
+    return run_eval(args)
 
 
 def _cmd_data(args: argparse.Namespace) -> int:

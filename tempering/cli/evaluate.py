@@ -1,0 +1,68 @@
+"""`temper eval`: an env's held-out split scored greedily, as pass@k, or as multi-turn episodes."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tempering.errors import ConfigError
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """`temper eval`: greedy accuracy, pass@k (--samples/--k), or multi-turn episodes (--max-turns)."""
+    if args.env == "terminal" or args.env.startswith("terminal/"):
+        from tempering.envs.terminal.cli import eval_terminal
+
+        return eval_terminal(args)
+    if not args.model:
+        raise ConfigError("temper eval needs --model: a preset (smollm2-135m-instruct, tiny-random) or an HF model dir")
+    from tempering import envs
+    from tempering.eval import evaluate
+    from tempering.models import load
+    from tempering.rollout import HFClient
+
+    envs.import_envs(args.imports)
+    env = envs.make(args.env)  # fail on a bad env id before loading a model
+    if args.n < 1:
+        raise ConfigError(f"--n must be at least 1, got {args.n}")
+    if args.samples > 1 or args.k:
+        from tempering.eval.passk import evaluate_pass_at_k
+
+        try:
+            ks = [int(k) for k in (args.k or "1").split(",")]
+        except ValueError:
+            raise ConfigError(f"--k takes comma-separated integers like 1,10, got {args.k!r}") from None
+        if args.samples < max(ks):
+            raise ConfigError(f"--k {max(ks)} needs at least that many --samples (got {args.samples})")
+        loaded = load(args.model)
+        per_chunk = max(1, args.batch_size // args.samples)
+        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer, max_batch=per_chunk * args.samples), env,
+                                    args.split, args.n, args.samples, ks, args.temperature, args.max_new_tokens,
+                                    batch_size=per_chunk, seed=args.seed,
+                                    progress=Path(args.progress) if args.progress else None)
+        return _report(result, result.summary(), args, "-pass@k")
+    if args.max_turns is not None:
+        from tempering.eval import evaluate_episodes
+
+        if not hasattr(env, "max_turns"):
+            raise ConfigError(f"--max-turns is for multi-turn envs (finance/*, sql/*, cad/*, code/repair-v1); "
+                              f"{args.env} is single-turn: drop --max-turns")
+        if args.max_turns < 1:
+            raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
+        loaded = load(args.model)
+        result = evaluate_episodes(HFClient(loaded.model, loaded.tokenizer), args.env, args.split, args.n,
+                                   args.max_turns, args.max_new_tokens)
+        return _report(result, result.summary() + f" within {args.max_turns} replies", args, f"-turns{args.max_turns}")
+    loaded = load(args.model)
+    result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
+                      max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
+    return _report(result, result.summary(), args, "")
+
+
+def _report(result, summary: str, args: argparse.Namespace, suffix: str) -> int:
+    """Print the summary and write the result (to --out, else runs/eval/ENV-SPLIT{suffix}.json)."""
+    print(summary)
+    out = Path(args.out or f"runs/eval/{args.env.replace('/', '_')}-{args.split}{suffix}.json")
+    result.write_json(out)
+    print(f"wrote {out}")
+    return 0
