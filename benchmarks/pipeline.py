@@ -14,6 +14,13 @@ Runs alternate (rounds, overlap, rounds, overlap, ...) so machine noise hits bot
 and the ratio are printed and appended to docs/benchmarks.md by hand. Usage:
 
     .venv/bin/python benchmarks/pipeline.py [--repeats 2] [--prompts 4] [--group 4] [--tokens 128]
+
+On a GPU machine, where the real checkpoint cannot travel, `--random smollm2-135m` builds
+the same shapes with random weights (benchmarks/gpu.py): generation and update time the
+same, but every reply is noise, so every attempt fails, runs all its turns at the full token
+budget, and each env step is a sandbox run of code that does not parse.
+
+    python benchmarks/pipeline.py --random smollm2-135m --device cuda --dtype bfloat16 --prompts 16 --group 8
 """
 
 from __future__ import annotations
@@ -58,16 +65,25 @@ def main() -> None:
     ap.add_argument("--group", type=int, default=4)
     ap.add_argument("--tokens", type=int, default=128, help="max new tokens per turn")
     ap.add_argument("--turns", type=int, default=3)
+    ap.add_argument("--random", help="random weights of this shape (benchmarks/gpu.py ARCHS) instead of the real model")
+    ap.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    ap.add_argument("--dtype", default="float32")
     ap.add_argument("--out", default="runs/bench-pipeline.json")
     args = ap.parse_args()
     base = load_config("configs/smollm2-code-grpo.yaml", [
         f"rollout.prompts_per_step={args.prompts}", f"rollout.group_size={args.group}",
         f"rollout.max_new_tokens={args.tokens}", f"rollout.max_turns={args.turns}", "rollout.max_rounds_per_step=1",
         "algorithm.drop_zero_variance=false"])
-    loaded = load(base.model.name, base.model.dtype)
+    if args.random:
+        from gpu import random_model  # benchmarks/gpu.py, beside this file
+
+        loaded = random_model(args.random, args.dtype, args.device)
+    else:
+        loaded = load(base.model.name, args.dtype, args.device)
     initial = copy.deepcopy(loaded.model.state_dict())
     env = envs.make(base.env.id)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; {args.prompts} prompts x {args.group} "
+    where = torch.cuda.get_device_name() if loaded.model.device.type == "cuda" else f"cpu, {torch.get_num_threads()} threads"
+    print(f"torch {torch.__version__}, {where}, {args.dtype}, {loaded.name}; {args.prompts} prompts x {args.group} "
           f"episodes, up to {args.turns} turns of {args.tokens} tokens")
     results: dict[str, list[dict]] = {"rounds": [], "overlap": []}
     for rep in range(args.repeats):

@@ -17,7 +17,7 @@ evaluation code for both) before and after. Usage:
 
     .venv/bin/pip install 'trl>=1.16'     # benchmark-only dependency
     .venv/bin/python benchmarks/vs_trl.py [--minutes 10] [--repeats 1] [--n 200] [--warmup N]
-                                          [--curriculum] [--only trl|tempering] [--keep DIR]
+                                          [--curriculum] [--set KEY=VALUE] [--only trl|tempering] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def run_tempering(args, env, out: Path) -> dict:
         f"rollout.max_new_tokens={args.tokens}", f"rollout.temperature={args.temperature}", f"optim.lr={args.lr}",
         f"optim.warmup_steps={args.warmup}",
         "algorithm.beta=0", f"train.curriculum={str(args.curriculum).lower()}", f"train.max_minutes={args.minutes}",
-        "train.save_every=1000"])
+        "train.save_every=1000", *args.set])
     prepare_run(cfg, out)
     t0 = time.perf_counter()
     metrics = train(cfg, out, progress=False)
@@ -117,6 +117,8 @@ def main() -> None:
                                                            "so with a few steps in the budget its first would not train)")
     ap.add_argument("--curriculum", action="store_true",
                     help="Tempering's family curriculum on (off by default, so both sides draw the same task stream)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a further override of Tempering's config (repeatable), e.g. algorithm.drop_zero_variance=false")
     ap.add_argument("--only", choices=["trl", "tempering"], help="run one side only (e.g. to study it)")
     ap.add_argument("--keep", help="keep each run's directory under this one (default: temporary)")
     ap.add_argument("--out", default="runs/bench-vs-trl.json")

@@ -24,6 +24,8 @@ class ModelConfig:
     """A preset (smollm2-135m-instruct, tiny-random) or a Hugging Face model directory."""
     dtype: str = "float32"
     """float32 on CPU; bfloat16 where the device supports it."""
+    device: str = "auto"
+    """Where the policy, reference, critic and reward model live: cpu, cuda, cuda:N, or auto (cuda when present)."""
 
 
 @dataclass(frozen=True)

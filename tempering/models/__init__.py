@@ -6,6 +6,6 @@
     load("/path/to/hf-dir")         any local HF causal LM (e.g. a Tempering checkpoint)
 """
 
-from tempering.models.loader import LoadedModel, load, resolve_path
+from tempering.models.loader import LoadedModel, load, resolve_device, resolve_path
 
-__all__ = ["LoadedModel", "load", "resolve_path"]
+__all__ = ["LoadedModel", "load", "resolve_device", "resolve_path"]

@@ -12,7 +12,7 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
-from tempering.errors import ModelNotFoundError  # noqa: E402
+from tempering.errors import ConfigError, ModelNotFoundError  # noqa: E402
 from tempering.models import presets  # noqa: E402
 
 
@@ -44,6 +44,19 @@ def resolve_path(name: str) -> Path:
     )
 
 
+def resolve_device(device: str = "auto") -> str:
+    """"auto" -> cuda when a GPU is visible, else cpu; anything else is checked and returned."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        kind = torch.device(device).type
+    except RuntimeError as e:
+        raise ConfigError(f"unknown device {device!r}: use auto, cpu, cuda or cuda:N") from e
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"model.device is {device!r} but no GPU is visible: set model.device=cpu (or auto)")
+    return device
+
+
 def load(name: str, dtype: str = "float32", device: str = "cpu", kind: str = "causal") -> LoadedModel:
     """Load a preset or HF directory as (model, tokenizer), in eval mode on `device`.
 
@@ -52,6 +65,7 @@ def load(name: str, dtype: str = "float32", device: str = "cpu", kind: str = "ca
     model, newly headed when `name` is a plain language model.
     """
     path = resolve_path(name)
+    device = resolve_device(device)
     hf_logging.disable_progress_bar()  # loading takes under a second; its bar is noise
     torch_dtype = getattr(torch, dtype, None)
     if not isinstance(torch_dtype, torch.dtype):

@@ -35,9 +35,10 @@ def _gguf_dir() -> Path:
     return folder
 
 
-def _build_once(name: str, build: Callable[[Path], None]) -> Path:
+def _build_once(name: str, build: Callable[[Path], None], marker: str = "config.json") -> Path:
+    """cache_dir()/models/name, built by `build` unless it already holds `marker`."""
     target = cache_dir() / "models" / name
-    if (target / "config.json").is_file():
+    if (target / marker).is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=target.parent))
@@ -62,7 +63,7 @@ def _smollm2_tokenizer(out: Path) -> None:
 
 def tokenizer_path() -> Path:
     """SmolLM2's tokenizer alone (a few MB), shared by the tiny-random preset."""
-    return _build_once("smollm2-tokenizer", _smollm2_tokenizer)
+    return _build_once("smollm2-tokenizer", _smollm2_tokenizer, marker="tokenizer_config.json")
 
 
 def _build_smollm2(out: Path) -> None:

@@ -131,7 +131,7 @@ class Engine:
         self._admit()
         if not self.rows:
             return []
-        u = torch.tensor([[uniform(r.seed, len(r.tokens))] for r in self.rows], dtype=torch.float64)
+        u = torch.tensor([[uniform(r.seed, len(r.tokens))] for r in self.rows], dtype=torch.float64, device=self.logits.device)
         tok, lp = sample(self.logits, self.params, u)
         done, keep = [], []
         for b, (row, t, l) in enumerate(zip(self.rows, tok.tolist(), lp.tolist())):

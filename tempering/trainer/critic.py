@@ -14,12 +14,14 @@ from transformers import AutoModelForTokenClassification
 
 from tempering.algorithms.losses import Norm, value_loss
 from tempering.config import Config
+from tempering.models import resolve_device
 
 
 class Critic:
     def __init__(self, path: str | Path, cfg: Config, dtype: torch.dtype = torch.float32):
         self.cfg = cfg
         self.model = AutoModelForTokenClassification.from_pretrained(path, num_labels=1, dtype=dtype)
+        self.model.to(resolve_device(cfg.model.device))
         self.model.config.classifier_dropout = 0.0  # deterministic values (and exact resume)
         if hasattr(self.model, "dropout"):
             self.model.dropout.p = 0.0
@@ -34,7 +36,7 @@ class Critic:
         ids[:, :p] = torch.tensor(group.prompt_ids)
         for i, s in enumerate(group.sequences):
             ids[i, p : p + len(s)] = torch.tensor(s, dtype=torch.long)
-        out = self.model(input_ids=ids).logits[..., 0]  # (G, P + C)
+        out = self.model(input_ids=ids.to(self.model.device)).logits[..., 0]  # (G, P + C)
         return out[:, p - 1 : p - 1 + width].float()
 
     @torch.no_grad()

@@ -64,10 +64,10 @@ class SFTStep(_OfflineStep):
         loss_sum = 0.0
         for mb in micro_batches:
             if self.cfg.data.packing:
-                ids, attn, pos, mask = pack(mb, self.cfg.data.max_len, self.pad)
+                ids, attn, pos, mask = (t.to(self.model.device) for t in pack(mb, self.cfg.data.max_len, self.pad))
                 logits = self.model(input_ids=ids, attention_mask=attn, position_ids=pos).logits
             else:
-                ids, attn, mask = pad_batch(mb, self.pad)
+                ids, attn, mask = (t.to(self.model.device) for t in pad_batch(mb, self.pad))
                 logits = self.model(input_ids=ids, attention_mask=attn).logits
             logp = torch.log_softmax(logits[:, :-1].float(), dim=-1).gather(-1, ids[:, 1:, None])[..., 0]  # (B, L-1)
             loss = -(logp * mask[:, 1:]).sum() / max(total, 1.0)
@@ -123,7 +123,7 @@ def reward_scores(model, prompts_and_replies: list[tuple[tuple[int, ...], tuple[
     for i, s in enumerate(seqs):
         ids[i, : len(s)] = torch.tensor(s)
         attn[i, : len(s)] = 1
-    return model(input_ids=ids, attention_mask=attn).logits[:, 0].float()
+    return model(input_ids=ids.to(model.device), attention_mask=attn.to(model.device)).logits[:, 0].float()
 
 
 def pair_scores(model, pairs, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -169,6 +169,6 @@ def make_offline_step(cfg: Config, loaded, optimizer, scheduler):
         return RewardModelStep(cfg, loaded.model, tok, optimizer, scheduler, load_pairs(d.path, tok, d.max_len, end_token=False))
     from tempering.models import load
 
-    reference = load(cfg.model.name, cfg.model.dtype).model
+    reference = load(cfg.model.name, cfg.model.dtype, cfg.model.device).model
     reference.requires_grad_(False)
     return DPOStep(cfg, loaded.model, tok, optimizer, scheduler, load_pairs(d.path, tok, d.max_len), reference)

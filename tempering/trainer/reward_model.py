@@ -23,7 +23,7 @@ from tempering.trainer.offline import pair_scores, reward_scores
 class RewardModelScorer:
     def __init__(self, cfg: Config, path: str | Path):
         self.cfg = cfg
-        loaded = load(str(path), cfg.model.dtype, kind="reward")
+        loaded = load(str(path), cfg.model.dtype, cfg.model.device, kind="reward")
         self.model, self.tokenizer = loaded.model, loaded.tokenizer
         self.pad = self.tokenizer.pad_token_id or 0
         self.special = set(self.tokenizer.all_special_ids)

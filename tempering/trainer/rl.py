@@ -255,7 +255,8 @@ class RLStep:
         n = len(batch)
         owners = [(i, j) for i, g in enumerate(batch) for j, _ in g.stretches()]
         units = [*batch, *(u for g in batch for _, u in g.stretches())]
-        masks = [self._mask(g) for g in units]
+        device = self.policy.device  # the loss and advantages live beside the policy
+        masks = [self._mask(g).to(device) for g in units]
         norm = Norm(tokens=float(sum(m.sum() for m in masks)), sequences=float(sum(len(g.sequences) for g in units)),
                     max_len=float(self.cfg.rollout.max_new_tokens * self.cfg.rollout.max_turns))
         beta = self.kl_ctl.beta
@@ -264,7 +265,7 @@ class RLStep:
         # one epoch otherwise, the first pass's own detached log-probs serve (ratio exactly 1).
         # Off-policy, ratios are taken against the log-probs the samples were drawn with (the
         # behaviour policy): PPO's clipped importance ratio is the correction.
-        behaviour = [self._behaviour(g) for g in units] if self.cfg.rollout.max_staleness else None
+        behaviour = [self._behaviour(g).to(device) for g in units] if self.cfg.rollout.max_staleness else None
         need_old = (a.epochs > 1 and behaviour is None) or (use_ref and a.kl_in == "reward")
         with torch.no_grad():
             old = [self._logprobs(self.policy, g, temperature, pad).logp for g in units] if need_old else None
@@ -342,6 +343,7 @@ class RLStep:
         if a.overlong_buffer > 0:
             lengths = torch.tensor([g.lengths for g in batch])
             rewards = rewards + a.overlong_penalty * overlong_penalty(lengths, r.max_new_tokens * r.max_turns, a.overlong_buffer)
+        rewards = rewards.to(masks[0].device)
         kl_tok = None
         if ref is not None and a.kl_in == "reward":  # per-token KL penalties join the reward
             kl_tok = [KL_ESTIMATORS[a.kl_estimator](o, f) * m for o, f, m in zip(old, ref, masks)]

@@ -95,7 +95,7 @@ def _load_model(cfg: Config, ckpt: Path | None, policy=None):
     if cfg.lora.rank > 0:
         from peft import LoraConfig, PeftModel, get_peft_model
 
-        base = load(cfg.model.name, cfg.model.dtype, kind=kind)
+        base = load(cfg.model.name, cfg.model.dtype, cfg.model.device, kind=kind)
         if ckpt is not None:
             model = PeftModel.from_pretrained(base.model, ckpt, is_trainable=True)
         else:
@@ -105,9 +105,9 @@ def _load_model(cfg: Config, ckpt: Path | None, policy=None):
                                                           modules_to_save=["score"] if kind == "reward" else None))
         loaded = LoadedModel(model=model, tokenizer=base.tokenizer, name=base.name, path=base.path)
     elif ckpt is not None:
-        loaded = load(str(ckpt), cfg.model.dtype, kind=kind)
+        loaded = load(str(ckpt), cfg.model.dtype, cfg.model.device, kind=kind)
     else:
-        loaded = policy or load(cfg.model.name, cfg.model.dtype, kind=kind)
+        loaded = policy or load(cfg.model.name, cfg.model.dtype, cfg.model.device, kind=kind)
     if cfg.train.gradient_checkpointing:
         loaded.model.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
         loaded.model.config.use_cache = True  # generation still uses the KV cache
@@ -122,7 +122,7 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
 
         reference = None
         if cfg.algorithm.beta > 0:
-            reference = load(cfg.model.name, cfg.model.dtype).model
+            reference = load(cfg.model.name, cfg.model.dtype, cfg.model.device).model
             reference.requires_grad_(False)
         critic = None
         if name == "ppo":

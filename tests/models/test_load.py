@@ -42,3 +42,36 @@ def test_smollm2_is_the_real_pretrained_model():
     out = HFClient(m.model, m.tokenizer).generate([[Message("user", "What is the capital of France?")]],
                                                   SamplingParams(temperature=0.0, max_new_tokens=24))
     assert "Paris" in out[0].text  # a random model would not know
+
+
+def test_device_auto_is_cpu_without_a_gpu_and_a_missing_gpu_is_a_clear_error(monkeypatch):
+    from tempering.errors import ConfigError
+    from tempering.models import resolve_device
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == "cpu"
+    assert resolve_device("cpu") == "cpu"
+    with pytest.raises(ConfigError, match="no GPU is visible: set model.device=cpu"):
+        resolve_device("cuda")
+    with pytest.raises(ConfigError, match="unknown device 'gpu0'"):
+        resolve_device("gpu0")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert resolve_device("auto") == "cuda" and resolve_device("cuda:1") == "cuda:1"
+
+
+def test_a_built_tokenizer_is_reused_not_rebuilt(monkeypatch, tmp_path):
+    """The tokenizer directory has no config.json: it is found by its own marker file (a
+    rebuild needs the GGUF package, which a GPU machine may lack)."""
+    from tempering.models import presets
+
+    builds = []
+
+    def fake_build(out):
+        builds.append(out)
+        (out / "tokenizer_config.json").write_text("{}")
+
+    monkeypatch.setenv("TEMPERING_HOME", str(tmp_path))
+    monkeypatch.setattr(presets, "_smollm2_tokenizer", fake_build)
+    first = presets.tokenizer_path()
+    assert presets.tokenizer_path() == first == tmp_path / "models" / "smollm2-tokenizer"
+    assert len(builds) == 1
