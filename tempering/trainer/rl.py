@@ -11,6 +11,8 @@
               penalty in the reward apply first when configured
     update    the clipped policy loss (clip-higher, one of three aggregations, KL in the
               loss, entropy bonus), one optimiser step per epoch; the critic too for ppo.
+              A group whose advantages are all 0 is not run when nothing else is in the
+              loss: its tokens still count in the normaliser, and the weights come out the same.
               Only tokens the model generated carry loss: in a multi-turn episode the env's
               feedback and the chat template's tokens sit in the sequence but are masked.
 
@@ -274,11 +276,15 @@ class RLStep:
         advantages += [advantages[i][j:j + 1] for i, j in owners]
         base = behaviour if behaviour is not None else old
         returns = extra.pop("_returns", None)
+        idle = self._idle(advantages, use_ref)
         self.policy.train()
-        sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "entropy": 0.0}
+        sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
+        entropy = [0.0, 0.0]  # summed over the tokens that ran, and their count
         for _ in range(a.epochs):
             self.optimizer.zero_grad(set_to_none=True)
             for i, g in enumerate(units):
+                if idle[i]:
+                    continue
                 lp = self._logprobs(self.policy, g, temperature, pad, entropy_grad=a.entropy_coef > 0)
                 before = lp.logp.detach() if base is None else base[i]
                 out = policy_loss(lp.logp, before, advantages[i], masks[i], clip_low=a.clip_eps,
@@ -288,6 +294,12 @@ class RLStep:
                 out.loss.backward()
                 for k in sums:
                     sums[k] += getattr(out, k).item()
+                entropy[0] += float((lp.entropy.detach() * masks[i]).sum())
+                entropy[1] += float(masks[i].sum())
+            if all(idle):  # nothing ran: step on zero gradients, as running the groups would have
+                for p in self.policy.parameters():
+                    if p.requires_grad and p.grad is None:
+                        p.grad = torch.zeros_like(p)
             grad_norm = torch.nn.utils.clip_grad_norm_(self.policy.parameters(), self.cfg.optim.grad_clip)
             self.optimizer.step()
             if self.critic is not None:
@@ -299,7 +311,8 @@ class RLStep:
             self.rollout.sync()  # rollout copies of the policy (ray workers) take the new weights
         self.policy.eval()
         kl = sums["kl"] / a.epochs if a.kl_in == "loss" else extra.get("kl_reward", 0.0)
-        metrics = {k: v / a.epochs for k, v in sums.items()} | {"kl": kl, "beta": beta}
+        metrics = {k: v / a.epochs for k, v in sums.items()} | {"kl": kl, "beta": beta, "groups_idle": sum(idle),
+                                                                "entropy": entropy[0] / max(entropy[1], 1.0)}
         self.kl_ctl.update(kl)
         return metrics | {k: v for k, v in extra.items() if not k.startswith("_")} | {
             "grad_norm": float(grad_norm), "lr": self.scheduler.get_last_lr()[0], "staleness": staleness}
@@ -373,6 +386,14 @@ class RLStep:
         extra["_returns"] = rets
         extra["value_mean"] = float(sum((v * m).sum() for (_, v), m in zip(rets, masks)) / max(1.0, float(flat.numel())))
         return advs, extra
+
+    def _idle(self, advantages: list[torch.Tensor], use_ref: bool) -> list[bool]:
+        """Units that cannot move the weights: all advantages exactly 0 (every attempt scored
+        the same) and nothing else in the loss (no KL term, no entropy bonus). Their tokens stay
+        in the normaliser, so skipping their forward and backward passes changes nothing."""
+        a = self.cfg.algorithm
+        bare = a.entropy_coef == 0 and not (use_ref and a.kl_in == "loss")
+        return [bare and not bool(adv.any()) for adv in advantages]
 
     def _behaviour(self, g: Group) -> torch.Tensor:
         """(G, C) sampling log-probs of the group's tokens (0 off the mask)."""
