@@ -55,10 +55,11 @@ def _seed_everything(seed: int) -> None:
 
 def prepare_run(cfg: Config, run_dir: Path) -> None:
     """Validate the config, its model and env, then create the run directory with config.yaml."""
-    from tempering.models import resolve_path
+    from tempering.models import resolve_device, resolve_path
 
     validate(cfg)
     resolve_path(cfg.model.name)
+    resolve_device(cfg.model.device)
     if cfg.algorithm.name in RL_ALGORITHMS:
         envs.make_from_config(cfg.env, cfg.rollout.max_turns)
         if cfg.reward.model:

@@ -57,6 +57,7 @@ def test_eval_prints_accuracy_with_interval_and_writes_json(tmp_path, capsys):
     (["train", "configs/tiny-cpu.yaml", "--set", "algorithm.name=ppo2"], "unknown algorithm.name 'ppo2': choose one of grpo"),
     (["train", "configs/tiny-cpu.yaml", "--set", "algorithm.kl_estimator=k9"], "unknown algorithm.kl_estimator 'k9'"),
     (["train", "configs/tiny-cpu.yaml", "--set", "rollout.group_size=0"], "rollout.group_size must be at least 1, got 0"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "model.device=gpu0"], "unknown device 'gpu0': use auto, cpu, cuda"),
     (["train", "--resume", "/no/such/run"], "is not a run directory"),
     (["eval", "--model", "/no/such/model", "--env", "math/arith-v1"], "model '/no/such/model' not found"),
     (["eval", "--model", "tiny-random", "--env", "nope"], "unknown env id 'nope'"),
@@ -96,3 +97,14 @@ def test_data_sft_then_train_sft_from_the_command_line(tmp_path, capsys):
     assert main(["train", "configs/tiny-cpu.yaml", "--run-dir", str(run), "--steps", "1", "--set", "algorithm.name=sft",
                  "--set", "algorithm.beta=0", "--set", f"data.path={data}", "--set", "data.batch_size=2"]) == 0
     assert (run / "checkpoints" / "step-1" / "model.safetensors").is_file()
+
+
+def test_asking_for_a_gpu_where_none_is_visible_exits_2_before_the_run_directory(tmp_path, capsys, monkeypatch):
+    import torch
+
+    monkeypatch.chdir(REPO)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["train", "configs/tiny-cpu.yaml", "--set", "model.device=cuda", "--run-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "no GPU is visible: set model.device=cpu" in err and err.count("\n") == 1
+    assert not (tmp_path / "r").exists()
