@@ -45,7 +45,8 @@ def resolve_path(name: str) -> Path:
 
 
 def resolve_device(device: str = "auto") -> str:
-    """"auto" -> cuda when a GPU is visible, else cpu; anything else is checked and returned."""
+    """The device to load onto: `auto` is cuda when a GPU is visible, else cpu; any other
+    name is checked (a known device type, and a GPU present for cuda) and returned."""
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     try:
