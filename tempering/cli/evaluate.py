@@ -11,7 +11,7 @@ from tempering.errors import ConfigError
 def run_eval(args: argparse.Namespace) -> int:
     """`temper eval`: greedy accuracy, pass@k (--samples/--k), or multi-turn episodes (--max-turns)."""
     if args.env == "terminal" or args.env.startswith("terminal/"):
-        from tempering.envs.terminal.cli import eval_terminal
+        from tempering.cli.terminal import eval_terminal
 
         return eval_terminal(args)
     if not args.model:

@@ -49,7 +49,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _cmd_data(args: argparse.Namespace) -> int:
     if args.kind == "repo-tasks":
-        from tempering.envs.terminal.cli import data_repo_tasks
+        from tempering.cli.terminal import data_repo_tasks
 
         return data_repo_tasks(args)
     if not args.env:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from tempering.envs.base import Generator, SingleTurnEnv, Verifier
 from tempering.errors import TaskError
-from tempering.scheduler.context import compress
+from tempering.envs.context import compress
 from tempering.types import Message, Score, StepResult, Task
 
 
@@ -54,7 +54,7 @@ class FeedbackEnv(SingleTurnEnv):
         return list(self._history)
 
     def context_messages(self, count_tokens, budget: int) -> list[Message]:
-        """The conversation so far in at most `budget` tokens (scheduler.context.compress)."""
+        """The conversation so far in at most `budget` tokens (envs.context.compress)."""
         return compress(self._history, count_tokens, budget)
 
     def step(self, action: str) -> StepResult:

@@ -11,7 +11,7 @@
 Each step's reward is the share of subtasks it newly passed, so an episode's return is the
 fraction of subtasks passed, also when a turn limit cuts it short; info["subtasks"] has
 each subtask's status. `context_messages` gives the conversation for the next turn within a
-token budget (scheduler.context.compress), its first message restating the goal, the
+token budget (envs.context.compress), its first message restating the goal, the
 progress and the open step, so compression never drops what the model is working on.
 
 What passing a subtask means is the concrete env's business: a `Grader` turns (subtask,
@@ -26,8 +26,8 @@ from typing import Any, Callable, Sequence
 
 from tempering.envs.base import Generator, SingleTurnEnv
 from tempering.errors import TaskError
-from tempering.scheduler.artifacts import ArtifactStore, answer_recalls, parse_recalls
-from tempering.scheduler.context import CountTokens, compress
+from tempering.envs.artifacts import ArtifactStore, answer_recalls, parse_recalls
+from tempering.envs.context import CountTokens, compress
 from tempering.types import Message, Score, StepResult, Task
 
 RECALL_HELP = ("To see an earlier version of your {work} or its test log, reply with a line "

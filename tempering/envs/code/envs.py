@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...errors import TaskError
-from ...scheduler.context import compress
+from ..context import compress
 from ...types import Message, Score, StepResult, Task
 from ..base import SingleTurnEnv
 from .extract import extract_code

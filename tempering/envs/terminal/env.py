@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from tempering.errors import TaskError
-from tempering.scheduler.context import compress
+from tempering.envs.context import compress
 from tempering.types import Message, Score, StepResult, Task
 
 from .agents import skip_reason

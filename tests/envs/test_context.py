@@ -1,4 +1,4 @@
-"""scheduler.context.compress: what survives a token budget, and that the budget holds."""
+"""envs.context.compress: what survives a token budget, and that the budget holds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import random
 import pytest
 
 from tempering.errors import TaskError
-from tempering.scheduler.context import compress, cut_middle, reduce_feedback, reduce_reply
+from tempering.envs.context import compress, cut_middle, reduce_feedback, reduce_reply
 from tempering.types import Message
 
 

@@ -1,4 +1,4 @@
-"""scheduler.artifacts: the store, its persistence and RECALL requests."""
+"""envs.artifacts: the store, its persistence and RECALL requests."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tempering.errors import TaskError
-from tempering.scheduler.artifacts import ArtifactStore, answer_recalls, parse_recalls
+from tempering.envs.artifacts import ArtifactStore, answer_recalls, parse_recalls
 
 
 @pytest.fixture

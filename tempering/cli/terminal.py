@@ -21,12 +21,11 @@ from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from tempering.envs.terminal.agents import AGENTS, TrialResult, run_trial, skip_reason
+from tempering.envs.terminal.env import TerminalEnv, default_tasks_dir
+from tempering.envs.terminal.report import TerminalReport
+from tempering.envs.terminal.task import load_tasks
 from tempering.errors import ConfigError
-
-from .agents import AGENTS, TrialResult, run_trial, skip_reason
-from .env import TerminalEnv, default_tasks_dir
-from .report import TerminalReport
-from .task import load_tasks
 
 AGENT_NAMES = (*AGENTS, "model")
 
@@ -118,9 +117,9 @@ def _model_trials(args, tasks_dir: Path, tasks, sandbox, done) -> None:
 
 
 def data_repo_tasks(args: argparse.Namespace) -> int:
-    from .repo_gen import generate
-    from .repo_seeds import SEEDS
-    from .task import load_task
+    from tempering.envs.terminal.repo_gen import generate
+    from tempering.envs.terminal.repo_seeds import SEEDS
+    from tempering.envs.terminal.task import load_task
 
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
