@@ -1,7 +1,10 @@
 """A seccomp-BPF deny-list, assembled by hand so the fork server needs no library.
 
 Denied calls return EPERM (ENOSYS for clone3, so libc falls back to clone, whose flags
-we can inspect). Any other architecture or the x32 ABI kills the process.
+we can inspect). Any other architecture or the x32 ABI kills the process. `socket` and
+`socketpair` are allowed for the families in SOCKET_FAMILIES only (and netlink for its
+route protocol only): a network namespace confines those, not vsock, packet or the rest,
+and refusing them in the filter also stops the kernel loading their modules on demand.
 """
 
 from __future__ import annotations
@@ -41,6 +44,14 @@ MOUNT_X86_64 = {
     "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428, "move_mount": 429,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
 }
+# socket(2)/socketpair(2) domains allowed (args[0]); every other one gets EPERM.
+SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
+# AF_NETLINK is allowed for these protocols (args[2]) only: glibc's getaddrinfo and
+# if_nameindex read addresses and links with NETLINK_ROUTE; without CAP_NET_ADMIN a run
+# can only read its own, empty namespace. Audit, uevent, netfilter, generic... get EPERM.
+AF_NETLINK = 16
+NETLINK_PROTOCOLS = {"NETLINK_ROUTE": 0}
+SYS_SOCKET, SYS_SOCKETPAIR = 41, 53
 SYS_CLONE, SYS_CLONE3, SYS_IOCTL = 56, 435, 16
 X32_SYSCALL_BIT = 0x40000000
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
@@ -90,6 +101,7 @@ def build_filter(mounts_only: bool = False) -> list[tuple[int, int, int, int]]:
         _insn(RET_K, RET_EPERM),
         _insn(RET_K, RET_ALLOW),
     ]
+    p += _socket_rules()
     # ioctl: refuse pushing bytes into a terminal's input queue.
     p += [
         _insn(JEQ_K, SYS_IOCTL, jt=0, jf=5),
@@ -101,6 +113,27 @@ def build_filter(mounts_only: bool = False) -> list[tuple[int, int, int, int]]:
     ]
     p.append(_insn(RET_K, RET_ALLOW))
     return p
+
+
+def _socket_rules() -> list[tuple[int, int, int, int]]:
+    """socket and socketpair: allow the families of SOCKET_FAMILIES, netlink for
+    NETLINK_PROTOCOLS only, and return EPERM for everything else."""
+    fams, protos = sorted(SOCKET_FAMILIES.values()), sorted(NETLINK_PROTOCOLS.values())
+    body = [_insn(LD_W_ABS, _arg_low(0))]
+    # each family test jumps to the allow at the end of this block when it matches
+    allow_at = 1 + len(fams) + 1 + 1 + 1 + len(protos) + 1  # index of the RET_ALLOW in `body`
+    for f in fams:
+        body.append(_insn(JEQ_K, f, jt=allow_at - len(body) - 1, jf=0))
+    body += [_insn(JEQ_K, AF_NETLINK, jt=1, jf=0), _insn(RET_K, RET_EPERM), _insn(LD_W_ABS, _arg_low(2))]
+    for pr in protos:
+        body.append(_insn(JEQ_K, pr, jt=allow_at - len(body) - 1, jf=0))
+    body.append(_insn(RET_K, RET_EPERM))
+    body.append(_insn(RET_K, RET_ALLOW))
+    assert len(body) == allow_at + 1
+    # after loading args the syscall number is gone from the accumulator: this block
+    # ends in a return on every path, so nothing after it runs for these two calls
+    head = [_insn(JEQ_K, SYS_SOCKET, jt=1, jf=0), _insn(JEQ_K, SYS_SOCKETPAIR, jt=0, jf=len(body))]
+    return head + body
 
 
 class _SockFprog(ctypes.Structure):
