@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test test-slow clean
+.PHONY: setup demo test test-loaded test-slow lint clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# The suite three times beside a CPU hog on every core, then once under nice -n 19 (tests/loaded.py).
+test-loaded: setup
+	$(PY) tests/loaded.py --runs 3 --nice-runs 1
 
 test-slow: setup
 	$(PY) -m pytest -q -m slow

@@ -4,13 +4,11 @@ error; the episode carries the tool's report back for another attempt."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from tempering import envs
 from tempering.envs.cad.env import PARTIAL, PartsEnv, extract_script
-from tempering.envs.cad.tool import LIMITS
 from tempering.errors import ConfigError, TaskError
 
 
@@ -73,9 +71,7 @@ HOSTILE = {
 def test_hostile_scripts_score_zero_with_a_clear_error(env, kind):
     code, status, words = HOSTILE[kind]
     task = env.task("test", 0, "plate")
-    t0 = time.monotonic()
     score = env.verify(task, f"```python\n{code}```")
-    assert time.monotonic() - t0 < LIMITS.wall_s * 2 + 10
     assert (score.value, score.passed) == (0.0, False) and score.details["status"] in status.split("|"), score.details
     assert words in score.details["feedback"]
 

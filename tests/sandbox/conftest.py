@@ -25,10 +25,26 @@ from tempering.sandbox import Limits, Sandbox
 
 NOBODY = 65534  # the host uid every sandboxed process runs as
 REPO = Path(__file__).resolve().parents[2]
-# Small limits so the hostile tests stay fast on 2 cores. Tests derive theirs from
-# `sandbox.limits`.
-HOSTILE_LIMITS = Limits(wall_s=2, cpu_s=2, memory_mb=256, processes=32, disk_mb=16,
-                        compile_wall_s=10, compile_cpu_s=10)
+# A test whose program is meant to run away sets a tight limit on that program (TIGHT_S,
+# via `tight()`) and asserts how the run ended (status, detail, exit code, processes gone),
+# never how fast. Every other run gets limits far above what it needs, so a slow or loaded
+# machine cannot turn a passing run into a timeout. Tests derive theirs from `sandbox.limits`.
+TIGHT_S = 2
+GENEROUS_S = 60
+HOSTILE_LIMITS = Limits(wall_s=GENEROUS_S, cpu_s=GENEROUS_S, memory_mb=256, processes=32, disk_mb=16,
+                        compile_wall_s=GENEROUS_S, compile_cpu_s=GENEROUS_S)
+
+
+def tight_limits(limits: Limits, wall: bool = True, cpu: bool = True) -> Limits:
+    """`limits` with a tight wall and/or CPU limit for a program that runs away; the
+    other stays generous, so the limit under test is the one that ends the run."""
+    return limits.with_(**({"wall_s": TIGHT_S} if wall else {}), **({"cpu_s": TIGHT_S} if cpu else {}))
+
+
+@pytest.fixture
+def tight():
+    """`tight(limits, wall=True, cpu=True)`: see tight_limits."""
+    return tight_limits
 PWNED = "hostile-pwned"  # the name hostile programs try to create everywhere
 # Host directories where a file named PWNED must never appear.
 PWN_DIRS = ["/", "/tmp", "/var/tmp", "/dev/shm", "/root", "/home", "/work", str(REPO), str(REPO / "tempering"),
@@ -60,7 +76,7 @@ def sandbox():
     yield box
     box.close()
     # the server is gone, with every slot and every cgroup it made
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + GENEROUS_S
     while time.monotonic() < deadline and (Path(f"/proc/{server}").exists() or any(g.exists() for g in groups)):
         time.sleep(0.05)
     assert not Path(f"/proc/{server}").exists(), "the fork server outlived close()"
@@ -82,7 +98,7 @@ def make_sandbox():
     yield make
     for box, server, groups in made:
         box.close()
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + GENEROUS_S
         while time.monotonic() < deadline and (Path(f"/proc/{server}").exists() or any(g.exists() for g in groups)):
             time.sleep(0.05)
         assert not Path(f"/proc/{server}").exists() and not any(g.exists() for g in groups)
@@ -266,7 +282,7 @@ def host_snapshot(secrets):
     return snap
 
 
-def wait_idle(box: Sandbox, timeout: float = 10.0) -> None:
+def wait_idle(box: Sandbox, timeout: float = GENEROUS_S) -> None:
     """Wait until the server is back to its idle pool: every uid-65534 process under it
     is a ready slot (its direct child, pid 1 of its own namespace, nothing under it), and
     each of its cgroups holds exactly one such slot. Fails with what is left otherwise."""

@@ -19,7 +19,7 @@ def _rss_mb() -> float:
 
 
 def _load(make_sandbox, runs: int, concurrency: int) -> None:
-    box = make_sandbox(Limits(wall_s=20, cpu_s=5, memory_mb=128), pool_size=4)
+    box = make_sandbox(Limits(wall_s=60, cpu_s=60, memory_mb=128), pool_size=4)
     server_pid = box._proc.pid
     warm = [box.run(f"print({i})") for i in range(20)]
     assert all(r.ok for r in warm)
