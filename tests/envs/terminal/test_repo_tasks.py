@@ -112,7 +112,7 @@ def _cheats(spec) -> dict[str, list[str]]:
                                        "        pass\nfor _f in _g.glob('/tests/**/*.py', recursive=True):\n"
                                        "    try:\n        open(_f, 'w').write('def test_x():\\n    pass\\n')\n"
                                        "    except Exception:\n        pass\nif _o.fork() == 0:\n    _o.setsid()\n"
-                                       "    import time\n    time.sleep(30)\n    _o._exit(0)\nEOF"],
+                                       "    import time\n    time.sleep(3600)\n    _o._exit(0)\nEOF"],
     }
 
 
@@ -130,7 +130,8 @@ def test_cheats_score_zero(specs, shared_sandbox, cheat):
         shown = sum("_more.py::" not in n for n in spec.fail_to_pass)
         assert r.counts["fail_to_pass"] == [shown, len(spec.fail_to_pass)], r.reason
     elif cheat == "package_attacks_the_runner":  # what it leaves running dies after each call
-        assert r.test_s < 60, r.test_s
+        # a sleeper that outlived its call would hold the test run to its time limit
+        assert "ended with status" not in r.reason, r.reason
     else:
         assert r.counts == {"fail_to_pass": [0, len(spec.fail_to_pass)], "pass_to_pass": [p2p, p2p]}, r.reason
 
