@@ -15,6 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
+from tempering.sandbox.limits import Limits  # noqa: E402 - standard library only, cheap
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -186,7 +187,7 @@ _EXTENSIONS = {".py": "python", ".sh": "bash", ".bash": "bash", ".c": "c", ".cc"
 
 
 def _cmd_sandbox(args: argparse.Namespace) -> int:
-    from tempering.sandbox import LANGUAGES, Limits, Sandbox
+    from tempering.sandbox import LANGUAGES, Sandbox
 
     if args.sandbox_cmd == "bench":
         from tempering.sandbox.bench import report
@@ -210,7 +211,8 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
             raise ConfigError(f"no such file: {args.stdin} (--stdin takes a file whose bytes become the program's stdin)")
         stdin = Path(args.stdin).read_bytes()
     try:
-        limits = Limits(wall_s=args.timeout, cpu_s=args.timeout, memory_mb=args.memory_mb)
+        limits = Limits(wall_s=args.timeout, cpu_s=args.timeout, memory_mb=args.memory_mb,
+                        compile_wall_s=args.compile_timeout, compile_cpu_s=args.compile_timeout)
     except ValueError as e:
         raise ConfigError(str(e)) from None
     with Sandbox(limits=limits, pool_size=1) as sb:
@@ -253,6 +255,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         for f in score.details["failures"]:
             print(f"  {f.get('where', '')} {f.get('error', '')}".rstrip())
     return 0
+
+
+_LIMITS = Limits()  # the CLI's sandbox defaults are the sandbox's own
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -331,8 +336,14 @@ def build_parser() -> argparse.ArgumentParser:
     r = sbs.add_parser("run", help="run one program in full isolation")
     r.add_argument("file", help="program file, or - for stdin")
     r.add_argument("--language", help="python, bash, c or cpp (default: from the file extension, else python)")
-    r.add_argument("--timeout", type=float, default=10.0, help="wall and CPU seconds (default 10)")
-    r.add_argument("--memory-mb", type=int, default=1024, help="memory limit of the whole run (default 1024)")
+    r.add_argument("--timeout", type=float, default=_LIMITS.wall_s,
+                   help=f"wall and CPU seconds of the whole run, a C/C++ compile step included unless "
+                        f"--compile-timeout is given (default {_LIMITS.wall_s:g})")
+    r.add_argument("--compile-timeout", type=float, default=_LIMITS.compile_wall_s,
+                   help="C/C++: wall and CPU seconds of the compile step on its own; --timeout then starts "
+                        "when it ends (default: the compile step spends --timeout)")
+    r.add_argument("--memory-mb", type=int, default=_LIMITS.memory_mb,
+                   help=f"memory limit of the whole run (default {_LIMITS.memory_mb})")
     r.add_argument("--stdin", help="file whose bytes become the program's stdin")
     r.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
     bn = sbs.add_parser("bench", help="latency vs python3 -c and bwrap; throughput at several concurrencies")

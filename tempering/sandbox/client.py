@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..errors import SandboxInputError, SandboxUnavailable
 from ..types import ExecResult
 from . import protocol
-from .languages import LANGUAGES
+from .languages import COMPILED, LANGUAGES
 from .limits import Limits
 from .paths import PathError, check_task_dirs, clean_path
 
@@ -247,7 +247,7 @@ class Sandbox:
         truncated = False
         verdict = None
         assigned = False
-        wait = lim.wall_s + (lim.compile_wall_s if language in ("c", "cpp") else 0) + _GRACE_S
+        wait = lim.total_wall_s(compiled=language in COMPILED) + _GRACE_S
         deadline = t0 + QUEUE_TIMEOUT_S
         killed_late = False
         while verdict is None or open_fds:

@@ -1,6 +1,6 @@
 """How each language runs inside a sandboxed process (the run's last step, after every
 restriction is in place). Python runs in the already-warm interpreter the run was forked
-from; the others are exec'd, C and C++ after a compile step with its own limits."""
+from; the others are exec'd, C and C++ after a compile step (see Limits.compile_wall_s)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,8 @@ import threading
 import time
 import traceback
 import types
+
+from .limits import Limits
 
 LANGUAGES = ("python", "bash", "c", "cpp")
 COMPILED = {
@@ -88,25 +90,28 @@ def exec_bash(code: str, env: dict[str, str]) -> None:
     os.execve("/bin/bash", ["bash", f"/proc/self/fd/{fd}"], env)
 
 
-def compile_and_exec(language: str, code: str, env: dict[str, str], limits: dict, report) -> None:
-    """Compile with the compile limits, report how it went, then become the program."""
+def compile_and_exec(language: str, code: str, env: dict[str, str], limits: Limits, report) -> None:
+    """Compile within the compile limits (Limits.compile_wall/compile_cpu), report how it
+    went, then become the program. A compiler killed for CPU time is a compile timeout."""
     compiler, src_name, flags, libs = COMPILED[language]
     os.makedirs(BUILD_DIR, exist_ok=True)
     src, exe = f"{BUILD_DIR}/{src_name}", f"{BUILD_DIR}/main"
     with open(src, "w") as f:
         f.write(code)
     t0 = time.monotonic()
+    cpu_limit = limits.compile_cpu()
     pid = os.fork()
     if pid == 0:
-        cpu = max(1, int(limits["compile_cpu_s"]))
+        cpu = max(1, int(cpu_limit + 0.999))
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         try:
             os.execve(compiler, [os.path.basename(compiler), *flags, "-o", exe, src, *libs], env)
         finally:
             os._exit(127)
-    status = _wait_with_deadline(pid, limits["compile_wall_s"])
+    status = _wait_with_deadline(pid, limits.compile_wall())
     elapsed = time.monotonic() - t0
-    if status is None:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if status is None or (status != 0 and used.ru_utime + used.ru_stime >= 0.9 * cpu_limit):
         report({"compile": "timeout", "compile_s": elapsed})
         os._exit(124)
     code_ = os.waitstatus_to_exitcode(status)
@@ -114,7 +119,7 @@ def compile_and_exec(language: str, code: str, env: dict[str, str], limits: dict
         report({"compile": "failed", "compile_s": elapsed, "exit_code": code_})
         os._exit(code_ if code_ > 0 else 1)
     report({"compile": "ok", "compile_s": elapsed})
-    cpu = max(1, int(float(limits["cpu_s"]) + 0.999))
+    cpu = max(1, int(float(limits.cpu_s) + 0.999))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     os.execve(exe, [exe], env)
 

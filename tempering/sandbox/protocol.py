@@ -16,6 +16,16 @@ def send(sock: socket.socket, obj: dict) -> None:
     sock.sendall(struct.pack("!I", len(raw)) + raw)
 
 
+def reply(sock: socket.socket | None, obj: dict) -> None:
+    """`send`, for answers whose reader may be gone already (or never was: None)."""
+    if sock is None:
+        return
+    try:
+        send(sock, obj)
+    except OSError:
+        pass
+
+
 def send_fd(fd: int, obj: dict) -> None:
     """`send` on a bare file descriptor."""
     import os

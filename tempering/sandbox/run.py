@@ -30,6 +30,7 @@ import time
 # Everything a run's own code path needs is imported here, in the server, before any run:
 # a run's sys.path starts with its workspace, so a late import could load a planted module.
 from . import cgroups, filesystem, languages, paths, protocol, seccomp, syscalls as sc
+from .limits import Limits
 
 HOST_UID = 65534  # the unprivileged host identity of every sandboxed process ("nobody")
 RUN_PATH = "/usr/bin:/bin"
@@ -51,6 +52,18 @@ def run_environment() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
     }
+
+
+def set_run_view(pylib: bool) -> None:
+    """What every run's interpreter sees, set in the fork server after it pivots into the
+    sandbox root: the import path (workspace, system library, the sandbox library at
+    filesystem.PYLIB when there is one) and exactly the run's environment."""
+    sys.path[:] = (["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
+                   + ([filesystem.PYLIB] if pylib else []))
+    os.environ.clear()
+    os.environ.update(run_environment())
+    if pylib:  # a python3 started from bash (terminal tasks) finds the sandbox library too
+        os.environ["PYTHONPATH"] = filesystem.PYLIB
 
 
 class Prepared:
@@ -78,8 +91,8 @@ def close_fds_except(keep: list[int]) -> None:
     os.closerange(lo, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 
 
-class Slot:
-    """The slot process (see the module docstring)."""
+class SlotProcess:
+    """The slot process (see the module docstring); the server's record of it is slot.Slot."""
 
     def __init__(self, ctl: socket.socket, st_w: int, done_w: int, join_fds: list[int], prep: Prepared) -> None:
         self.ctl, self.st_w, self.done_w, self.join_fds, self.prep = ctl, st_w, done_w, join_fds, prep
@@ -142,8 +155,8 @@ class Slot:
     def start(self, req: dict, header: dict, out_w: int, err_w: int) -> None:
         """Become the program."""
         t_start = time.monotonic()
-        limits = header["limits"]
-        disk = int(limits["disk_mb"])
+        limits = Limits.from_dict(header["limits"])
+        disk = limits.disk_mb
         session = header.get("session")
         workdir, scratch = header.get("workdir"), header.get("scratch") or ()
         paths.check_task_dirs(session, workdir, scratch)
@@ -175,7 +188,7 @@ class Slot:
         if language is None:  # a file operation: report what was asked for on stdout
             sys.path[:] = [p for p in sys.path if not p.startswith("/workspace")]
             if req.get("read"):
-                got = paths.read_files(req["read"], int(limits["disk_mb"]) * 2**20)
+                got = paths.read_files(req["read"], disk * 2**20)
                 got["files"] = {k: protocol.b64(v) for k, v in got["files"].items()}
                 _write_all(1, json.dumps(got).encode())
             os._exit(0)
@@ -192,22 +205,22 @@ class Slot:
         raise ValueError(f"unknown language {language!r}")
 
 
-def confine(limits: dict, prep: Prepared, have_cgroups: bool, compiled: bool = False) -> None:
+def confine(limits: Limits, prep: Prepared, have_cgroups: bool, compiled: bool = False) -> None:
     """The last barrier before untrusted code (the main seccomp filter and no_new_privs
     are already in place): rlimits, no capabilities, no more mounting. A compiled
     language keeps room for its compile limits; the program's own are set before exec."""
-    cpu = max(1, int(float(limits["cpu_s"]) + 0.999))
+    cpu = max(1, int(limits.cpu_s + 0.999))
     if compiled:
-        cpu = max(cpu, int(float(limits["compile_cpu_s"]) + 0.999))
-    disk = int(limits["disk_mb"]) * 2**20
+        cpu = max(cpu, int(limits.compile_cpu() + 0.999))
+    disk = limits.disk_mb * 2**20
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_FSIZE, (disk, disk))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (int(limits["open_files"]),) * 2)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files,) * 2)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if not have_cgroups:
-        mem = int(limits["memory_mb"]) * 2**20
+        mem = limits.memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["processes"]),) * 2)
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
     sc.clear_capabilities()
     prep.seccomp_mounts.install()
 

@@ -23,7 +23,9 @@ import time
 from collections import deque
 
 from . import cgroups, filesystem, languages, protocol, run, snapshots, syscalls as sc
-from .verdict import parse_status, verdict
+from .limits import Limits
+from .slot import Slot, spawn, start_job
+from .verdict import parse_status
 
 PRELOAD = "collections functools itertools json math re string typing".split()
 _ID = re.compile(r"[0-9a-f]{16}")
@@ -31,19 +33,19 @@ MAX_SETUP_FAILURES = 3
 
 
 class Server:
-    def __init__(self, control: socket.socket, pool_size: int, defaults: dict) -> None:
+    def __init__(self, control: socket.socket, pool_size: int, defaults: Limits) -> None:
         self.control = control
         self.pool_size = pool_size
         self.defaults = defaults
         self.cg = cgroups.Cgroups()
-        self.prep = run.Prepared(int(defaults["disk_mb"]))
+        self.prep = run.Prepared(defaults.disk_mb)
         self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
-        self.slots: dict[int, dict] = {}  # pid -> slot, from fork to reaping
-        self.starting: dict[int, dict] = {}  # ctl fd -> slot, until it says ready
-        self.ready: deque[dict] = deque()
-        self.pending: deque[tuple[dict, list[int]]] = deque()
-        self.by_fd: dict[int, dict] = {}  # pidfd / status fd -> running slot
-        self.by_job: dict[str, dict] = {}
+        self.slots: dict[int, Slot] = {}  # pid -> slot, from fork to reaping
+        self.starting: dict[int, Slot] = {}  # ctl fd -> slot, until it says ready
+        self.ready: deque[Slot] = deque()
+        self.pending: deque[tuple[dict, Limits, list[int]]] = deque()  # runs waiting for a slot
+        self.by_fd: dict[int, Slot] = {}  # pidfd / status fd -> running slot
+        self.by_job: dict[str, Slot] = {}
         self.helpers: set[int] = set()
         self.leftover_groups: list[cgroups.JobGroup] = []
         self.setup_failures = 0
@@ -97,7 +99,7 @@ class Server:
     def _refill(self) -> None:
         if self.setup_failures >= MAX_SETUP_FAILURES:
             while self.pending:
-                header, fds = self.pending.popleft()
+                _, _, fds = self.pending.popleft()
                 self._fail(fds, f"sandbox slots fail to start: {self.last_setup_error}")
             return
         # Making a slot costs a few ms of CPU. While runs are in flight and a slot is still
@@ -108,64 +110,29 @@ class Server:
             self._spawn_slot()
 
     def _spawn_slot(self) -> None:
-        slot_id = f"s{os.getpid()}-{self.next_slot}"
+        slot = spawn(f"s{os.getpid()}-{self.next_slot}", self.cg, self.prep, self.own_pidns, self.defaults)
         self.next_slot += 1
-        d = self.defaults
-        group = self.cg.create(slot_id, int(d["memory_mb"]), int(d["processes"])) if self.cg.available else None
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        st_r, st_w = os.pipe2(os.O_CLOEXEC)
-        dn_r, dn_w = os.pipe2(os.O_CLOEXEC)
-        pid = -1
-        sc.unshare(sc.CLONE_NEWPID)  # the next child is pid 1 of a namespace of its own
-        try:
-            pid = os.fork()
-        finally:
-            if pid != 0:
-                # Back to our own namespace for children, so no later fork lands in this one.
-                sc.setns(self.own_pidns, sc.CLONE_NEWPID)
-        if pid == 0:
-            try:
-                ours.close()
-                join = group.join_fds if group else []
-                run.close_fds_except([theirs.fileno(), st_w, dn_w] + join)
-                run.Slot(theirs, st_w, dn_w, join, self.prep).main()
-            finally:
-                os._exit(70)
-        theirs.close()
-        os.close(st_w)
-        os.close(dn_w)
-        if group is not None:
-            for fd in group.join_fds:
-                os.close(fd)
-            group.join_fds = []
-        slot = {"id": slot_id, "pid": pid, "ctl": ours, "group": group, "st_r": st_r, "dn_r": dn_r, "job": None}
-        self.slots[pid] = slot
-        self.starting[ours.fileno()] = slot
-        self.poller.register(ours, select.POLLIN)
+        self.slots[slot.pid] = slot
+        self.starting[slot.ctl.fileno()] = slot
+        self.poller.register(slot.ctl, select.POLLIN)
 
     def _slot_message(self, fd: int) -> None:
         slot = self.starting.pop(fd)
         self.poller.unregister(fd)
         try:
-            msg = slot["ctl"].recv(64)
+            msg = slot.ctl.recv(64)
         except OSError:
             msg = b""
         if msg != b"ready":
-            self._retire(slot)
+            slot.kill()
             self._collect_idle(slot, block=True)
             return
         self.setup_failures = 0
         if self.pending:
-            header, fds = self.pending.popleft()
-            self._assign(slot, header, fds, queued=True)
+            header, limits, fds = self.pending.popleft()
+            self._assign(slot, header, limits, fds, queued=True)
         else:
             self.ready.append(slot)
-
-    def _retire(self, slot: dict) -> None:
-        try:
-            os.kill(slot["pid"], signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     # -- requests
 
@@ -175,66 +142,66 @@ class Server:
         except OSError:
             return False
         if not msg:
-            for fd in fds:
-                os.close(fd)
+            _close_all(fds)
             return False
         header = json.loads(msg)
-        op = header.get("op")
         channel = socket.socket(fileno=os.dup(fds[0])) if fds else None
         try:
-            session = header.get("session")
-            if session is not None and not _ID.fullmatch(session):
-                raise ValueError(f"bad session id {session!r}")
-            if op == "run":
-                if len(fds) != 3:
-                    raise ValueError("a run needs a channel and two output pipes")
-                channel.close()
-                channel = None
-                if self.ready:
-                    self._assign(self.ready.popleft(), header, fds)
-                else:
-                    self.pending.append((header, fds))
-                fds = []
-            elif op == "kill":
-                slot = self.by_job.get(header["job"])
-                if slot is not None:
-                    slot["reason"] = slot.get("reason") or header.get("reason", "killed")
-                    self._retire(slot)
-            elif op == "session_open":
-                filesystem.make_session_dir(session, int(header["disk_mb"]), run.HOST_UID)
-                _reply(channel, {"ok": True})
-            elif op == "session_close":
-                filesystem.remove_session_dir(session)
-                _reply(channel, {"ok": True})
-            elif op in ("snapshot", "restore"):
-                self._start_copy(header, channel)
-            else:
-                _reply(channel, {"error": f"unknown op {op!r}"})
+            fds = self._dispatch(header, fds, channel)
         except Exception as e:  # noqa: BLE001 - every failure goes back to the caller
-            _reply(channel, {"error": f"{type(e).__name__}: {e}"})
+            error = f"{type(e).__name__}: {e}"
+            protocol.reply(channel, {"error": error, "status": "sandbox_error", "detail": error})
         if channel is not None:
             channel.close()
-        for fd in fds:
-            os.close(fd)
+        _close_all(fds)
         return True
 
-    def _assign(self, slot: dict, header: dict, fds: list[int], queued: bool = False) -> None:
-        limits = header["limits"]
-        group = slot["group"]
-        job = header["job"]
-        forwarded = {k: header.get(k) for k in ("session", "language", "limits", "trace", "workdir", "scratch")}
-        forwarded["cgroups"] = group is not None
+    def _dispatch(self, header: dict, fds: list[int], channel: socket.socket | None) -> list[int]:
+        """Carry out one request; returns the fds that are still ours to close."""
+        op, session = header.get("op"), header.get("session")
+        if session is not None and not _ID.fullmatch(session):
+            raise ValueError(f"bad session id {session!r}")
+        if op == "run":
+            if len(fds) != 3:
+                raise ValueError("a run needs a channel and two output pipes")
+            limits = Limits.from_dict(header["limits"])  # the one place a request's limits are read
+            if self.ready:
+                self._assign(self.ready.popleft(), header, limits, fds)
+            else:
+                self.pending.append((header, limits, fds))
+            return []
+        if op == "kill":
+            slot = self.by_job.get(header["job"])
+            if slot is not None and slot.job is not None:
+                slot.job.reason = slot.job.reason or header.get("reason", "killed")
+                slot.kill()
+        elif op == "session_open":
+            filesystem.make_session_dir(session, int(header["disk_mb"]), run.HOST_UID)
+            protocol.reply(channel, {"ok": True})
+        elif op == "session_close":
+            filesystem.remove_session_dir(session)
+            protocol.reply(channel, {"ok": True})
+        elif op in ("snapshot", "restore"):
+            self.helpers.add(snapshots.start_copy(op, session, int(header["index"]), channel))
+        else:
+            protocol.reply(channel, {"error": f"unknown op {op!r}"})
+        return fds
+
+    def _assign(self, slot: Slot, header: dict, limits: Limits, fds: list[int], queued: bool = False) -> None:
+        group = slot.group
+        forwarded = {k: header.get(k) for k in ("session", "language", "trace", "workdir", "scratch")}
+        forwarded.update(limits=limits.as_dict(), cgroups=group is not None)
         if header.get("trace"):
             forwarded["assigned"] = time.monotonic()
         try:
             if group is not None:
-                group.set_limits(int(limits["memory_mb"]), int(limits["processes"]))
-            socket.send_fds(slot["ctl"], [json.dumps(forwarded).encode()], fds[:3])
+                group.set_limits(limits.memory_mb, limits.processes)
+            socket.send_fds(slot.ctl, [json.dumps(forwarded).encode()], fds[:3])
         except OSError as e:
             self._fail(fds, f"could not start the run: {e}")
-            self._retire(slot)
+            slot.kill()
             return
-        slot["ctl"].close()
+        slot.ctl.close()
         os.close(fds[1])
         os.close(fds[2])
         if queued:  # the caller's clock for this run starts now, not when it was queued
@@ -243,62 +210,34 @@ class Server:
             except OSError:
                 pass
         compiled = header.get("language") in languages.COMPILED
-        now = time.monotonic()
-        slot.update(
-            job=job,
-            session=header.get("session"),
-            channel=fds[0],
-            limits=limits,
-            compiled=compiled,
-            t0=now,
-            deadline=now + float(limits["wall_s"]) + (float(limits["compile_wall_s"]) if compiled else 0.0),
-            cpu_limit=float(limits["cpu_s"]) + (float(limits["compile_cpu_s"]) if compiled else 0.0),
-            cpu_base=self._cpu(slot) or 0.0,
-            reason=None,
-            status_lines=bytearray(),
-        )
-        slot["pidfd"] = os.pidfd_open(slot["pid"])
-        for fd in (slot["pidfd"], slot["st_r"], slot["dn_r"]):
+        slot.job = job = start_job(slot, header, limits, fds[0], slot.cpu(self.cg.version), compiled)
+        for fd in (job.pidfd, slot.st_r, slot.dn_r):
             self.by_fd[fd] = slot
             self.poller.register(fd, select.POLLIN)
-        self.by_job[job] = slot
+        self.by_job[job.id] = slot
 
     def _fail(self, fds: list[int], detail: str) -> None:
         chan = socket.socket(fileno=fds[0])
-        _reply(chan, {"status": "sandbox_error", "detail": detail})
+        protocol.reply(chan, {"status": "sandbox_error", "detail": detail})
         chan.close()
-        for fd in fds[1:]:
-            os.close(fd)
+        _close_all(fds[1:])
 
     # -- watching runs
-
-    def _stats(self, slot: dict) -> dict:
-        group = slot["group"]
-        return cgroups.read_stats(group.stat_fds, self.cg.version) if group is not None else {}
-
-    def _cpu(self, slot: dict) -> float | None:
-        group = slot["group"]
-        if group is None or "cpu" not in group.stat_fds:
-            return None
-        return cgroups.read_stats({"cpu": group.stat_fds["cpu"]}, self.cg.version).get("cpu_s")
 
     def _check_limits(self) -> int | None:
         """Kill runs past their wall or CPU time; return how long the loop may sleep (ms)."""
         now = time.monotonic()
         nearest = None
         for slot in list(self.by_job.values()):
-            if slot.get("reason"):
+            job = slot.job
+            if job.reason:
                 continue
-            if now >= slot["deadline"]:
-                slot["reason"] = "timeout"
-                self._retire(slot)
+            used = slot.cpu(self.cg.version) if now < job.deadline else None
+            job.reason = job.over_limit(now, used)
+            if job.reason:
+                slot.kill()
                 continue
-            used = self._cpu(slot)
-            if used is not None and used - slot["cpu_base"] > slot["cpu_limit"]:
-                slot["reason"] = "cpu"
-                self._retire(slot)
-                continue
-            wait = min(slot["deadline"] - now, 0.05 if used is not None else 3600)
+            wait = min(job.deadline - now, 0.05 if used is not None else 3600)
             nearest = wait if nearest is None else min(nearest, wait)
         if self.leftover_groups:
             nearest = 0.5 if nearest is None else min(nearest, 0.5)
@@ -306,99 +245,73 @@ class Server:
 
     def _run_event(self, fd: int) -> None:
         slot = self.by_fd[fd]
-        if fd == slot["dn_r"]:
+        job = slot.job
+        if fd == slot.dn_r:
             self._early_exit(slot)
             return
-        if fd == slot["st_r"]:
+        if fd == slot.st_r:
             chunk = os.read(fd, 65536)
             if not chunk:
                 self.poller.unregister(fd)
                 del self.by_fd[fd]
                 return
-            slot["status_lines"] += chunk
-            if slot["compiled"] and b'"compile"' in chunk:
-                # the run's own limits start once the compile step is over
-                slot["deadline"] = time.monotonic() + float(slot["limits"]["wall_s"])
-                slot["cpu_base"] = self._cpu(slot) or 0.0
-                slot["cpu_limit"] = float(slot["limits"]["cpu_s"])
+            job.status_lines += chunk
+            if job.compiling and b'"compile"' in chunk:
+                job.compile_done(time.monotonic(), slot.cpu(self.cg.version) or 0.0)
             return
         self._finish(slot)
 
-    def _early_exit(self, slot: dict) -> None:
+    def _early_exit(self, slot: Slot) -> None:
         """A Python program reports its exit code the moment it is done and has closed its
         output, so the caller need not wait while the kernel tears down its address space.
         The report can't add power: the program chooses its exit code anyway, and it is
         killed on the spot. Status, time and memory still come from the server's own view."""
-        fd = slot["dn_r"]
+        fd, job = slot.dn_r, slot.job
         raw = os.read(fd, 64)
         self.poller.unregister(fd)
         del self.by_fd[fd]
-        if slot.get("reason") or not raw.strip().lstrip(b"-").isdigit():
+        if job.reason or not raw.strip().lstrip(b"-").isdigit():
             return
         # Answer early only when nothing of the run can act after the answer: no session
         # workspace that outlives it, and no process in its group but pid 1 (which dies now).
         # Otherwise the answer waits for the kernel to end the whole namespace.
-        group = slot["group"]
-        alone = group is not None and cgroups.members(group.stat_fds) == [slot["pid"]]
-        if slot["session"] or not alone:
+        group = slot.group
+        alone = group is not None and cgroups.members(group.stat_fds) == [slot.pid]
+        if job.session or not alone:
             return
-        self._retire(slot)
-        info = parse_status(slot["status_lines"])
+        slot.kill()
+        info = parse_status(job.status_lines)
         info["exit_code"] = int(raw.strip()) & 0xFF
-        self._reply_verdict(slot, info, {"ru_utime": 0.0, "ru_maxrss": 0})
-        slot["replied"] = True
+        slot.answer(info, self.cg.version)
+        job.replied = True
 
-    def _reply_verdict(self, slot: dict, info: dict, usage) -> None:
-        wall = time.monotonic() - slot["t0"]
-        stats = self._stats(slot)
-        if "cpu_s" in stats:
-            stats["cpu_s"] -= slot["cpu_base"]
-        info.setdefault("rusage_cpu_s", 0.0)
-        info.setdefault("maxrss_kb", 0)
-        out = verdict(info, slot["reason"], wall, stats, slot["limits"])
-        if info["trace"]:
-            out["trace"] = {**info["trace"], "exit_seen": time.monotonic()}
-        chan = socket.socket(fileno=slot["channel"])
-        _reply(chan, out)
-        chan.close()
-
-    def _finish(self, slot: dict) -> None:
-        _, status, usage = os.wait4(slot["pid"], 0)
-        self.slots.pop(slot["pid"], None)
-        for fd in (slot["pidfd"], slot["st_r"], slot["dn_r"]):
+    def _finish(self, slot: Slot) -> None:
+        job = slot.job
+        _, status, usage = os.wait4(slot.pid, 0)
+        self.slots.pop(slot.pid, None)
+        fds = (job.pidfd, slot.st_r, slot.dn_r)
+        for fd in fds:
             if fd in self.by_fd:
                 self.poller.unregister(fd)
                 del self.by_fd[fd]
-        try:
-            while chunk := os.read(slot["st_r"], 65536):  # every writer is gone now
-                slot["status_lines"] += chunk
-        except OSError:
-            pass
-        for fd in (slot["pidfd"], slot["st_r"], slot["dn_r"]):
-            os.close(fd)
-        self.by_job.pop(slot["job"], None)
-        if not slot.get("replied"):
-            info = parse_status(slot["status_lines"])
+        job.status_lines += slot.drain_status()  # every writer is gone now
+        _close_all(fds)
+        self.by_job.pop(job.id, None)
+        if not job.replied:
+            info = parse_status(job.status_lines)
             if os.WIFSIGNALED(status):
                 info["signal"] = os.WTERMSIG(status)
             else:
                 info["exit_code"] = os.WEXITSTATUS(status)
             info["rusage_cpu_s"] = usage.ru_utime + usage.ru_stime
             info["maxrss_kb"] = usage.ru_maxrss
-            self._reply_verdict(slot, info, usage)
+            slot.answer(info, self.cg.version)
         self._remove_group(slot)
 
-    def _remove_group(self, slot: dict) -> None:
-        group = slot["group"]
-        if group is not None:
-            group.close_fds()
-            if not group.remove():
-                self.leftover_groups.append(group)
-
-    # -- sessions
-
-    def _start_copy(self, header: dict, channel: socket.socket) -> None:
-        self.helpers.add(snapshots.start_copy(header["op"], header["session"], int(header["index"]), channel))
+    def _remove_group(self, slot: Slot) -> None:
+        left = slot.remove_group()
+        if left is not None:
+            self.leftover_groups.append(left)
 
     # -- children
 
@@ -406,35 +319,29 @@ class Server:
         for pid in list(self.helpers):
             if os.waitpid(pid, os.WNOHANG)[0]:
                 self.helpers.discard(pid)
-        for pid, slot in list(self.slots.items()):
-            if slot.get("pidfd") is None:  # a running slot is collected by _finish
+        for slot in list(self.slots.values()):
+            if slot.job is None:  # a running slot is collected by _finish
                 self._collect_idle(slot, block=False)
         self.leftover_groups = [g for g in self.leftover_groups if not g.remove()]
 
-    def _collect_idle(self, slot: dict, block: bool) -> None:
+    def _collect_idle(self, slot: Slot, block: bool) -> None:
         """Clean up after a slot that died (or was retired) before it got a run."""
         try:
-            done, _ = os.waitpid(slot["pid"], 0 if block else os.WNOHANG)
+            done, _ = os.waitpid(slot.pid, 0 if block else os.WNOHANG)
         except ChildProcessError:
-            done = slot["pid"]
+            done = slot.pid
         if not done:
             return
-        self.slots.pop(slot["pid"], None)
-        fd = slot["ctl"].fileno()
+        self.slots.pop(slot.pid, None)
+        fd = slot.ctl.fileno()
         if fd in self.starting:
             self.starting.pop(fd)
             self.poller.unregister(fd)
         if slot in self.ready:
             self.ready.remove(slot)
-        slot["ctl"].close()
-        lines = b""
-        try:
-            while chunk := os.read(slot["st_r"], 65536):
-                lines += chunk
-        except OSError:
-            pass
-        os.close(slot["st_r"])
-        os.close(slot["dn_r"])
+        slot.ctl.close()
+        lines = slot.drain_status()
+        _close_all([slot.st_r, slot.dn_r])
         err = parse_status(lines).get("setup_error")
         if err:
             self.setup_failures += 1
@@ -442,9 +349,8 @@ class Server:
         self._remove_group(slot)
 
     def _shutdown(self) -> None:
-        for header, fds in self.pending:
-            for fd in fds:
-                os.close(fd)
+        for _, _, fds in self.pending:
+            _close_all(fds)
         for pid in list(self.slots) + list(self.helpers):
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -459,13 +365,9 @@ class Server:
         self.cg.close()
 
 
-def _reply(channel: socket.socket | None, obj: dict) -> None:
-    if channel is None:
-        return
-    try:
-        protocol.send(channel, obj)
-    except OSError:
-        pass
+def _close_all(fds) -> None:
+    for fd in fds:
+        os.close(fd)
 
 
 def main() -> None:
@@ -473,7 +375,7 @@ def main() -> None:
     # No parent-death signal here: it fires when the *thread* that started us exits.
     # The caller's death closes the control socket instead, and the loop ends on EOF.
     control = socket.socket(fileno=int(sys.argv[2]))
-    pool_size, defaults = int(sys.argv[3]), json.loads(sys.argv[4])
+    pool_size = int(sys.argv[3])
     pylib = sys.argv[5] if len(sys.argv) > 5 and sys.argv[5] else None
     try:
         run._write_file("/proc/self/oom_score_adj", "-1000")
@@ -483,15 +385,9 @@ def main() -> None:
         for name in PRELOAD:
             __import__(name)
         sc.unshare(sc.CLONE_NEWNS)
-        server = Server(control, pool_size, defaults)
+        server = Server(control, pool_size, Limits.from_dict(json.loads(sys.argv[4])))
         filesystem.build_root(pylib=pylib)
-        # What every run sees, set once here so slots inherit it instead of each redoing it.
-        sys.path[:] = (["/workspace"] + [p for p in sys.path if p.startswith("/usr/lib/python3")]
-                       + ([filesystem.PYLIB] if pylib else []))
-        os.environ.clear()
-        os.environ.update(run.run_environment())
-        if pylib:  # a python3 started from bash (terminal tasks) finds the sandbox library too
-            os.environ["PYTHONPATH"] = filesystem.PYLIB
+        run.set_run_view(pylib is not None)  # once here, so slots inherit it
         problem = server.first_slot_ready()
     except Exception as e:  # noqa: BLE001
         problem = f"{type(e).__name__}: {e}"

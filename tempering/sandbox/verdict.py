@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import signal
 
+from .limits import Limits
 
-def verdict(info: dict, reason: str | None, wall: float, stats: dict, limits: dict) -> dict:
-    """Name why the run ended (the caller adds output_limit, which only it can see)."""
+
+def verdict(info: dict, reason: str | None, wall: float, stats: dict, limits: Limits, compiling: bool = False) -> dict:
+    """Name why the run ended (the caller adds output_limit, which only it can see).
+    `compiling`: the server ended it before its compile step reported."""
     exit_code, sig = info.get("exit_code"), info.get("signal")
     cpu = stats.get("cpu_s", info["rusage_cpu_s"])
     peak = stats.get("peak_mb", info["maxrss_kb"] / 1024)
@@ -16,15 +19,17 @@ def verdict(info: dict, reason: str | None, wall: float, stats: dict, limits: di
     if "setup_error" in info:
         status, detail = "sandbox_error", info["setup_error"]
     elif reason == "output_limit":
-        status, detail = "output_limit", f"output passed {limits['output_bytes']} bytes"
+        status, detail = "output_limit", f"output passed {limits.output_bytes} bytes"
+    elif reason in ("timeout", "cpu") and compiling:
+        status, detail = "timeout", "compile timeout"
     elif reason == "timeout":
-        status, detail = "timeout", f"wall time passed {limits['wall_s']} s"
+        status, detail = "timeout", f"wall time passed {limits.wall_s} s"
     elif reason == "cpu":
-        status, detail = "timeout", f"cpu time passed {limits['cpu_s']} s"
+        status, detail = "timeout", f"cpu time passed {limits.cpu_s} s"
     elif stats.get("oom_kills", 0) > 0:
-        status, detail = "memory", f"memory passed {limits['memory_mb']} MB"
-    elif sig in (signal.SIGXCPU, signal.SIGKILL) and info["rusage_cpu_s"] >= float(limits["cpu_s"]) * 0.9:
-        status, detail = "timeout", f"cpu time passed {limits['cpu_s']} s"
+        status, detail = "memory", f"memory passed {limits.memory_mb} MB"
+    elif sig in (signal.SIGXCPU, signal.SIGKILL) and info["rusage_cpu_s"] >= limits.cpu_s * 0.9:
+        status, detail = "timeout", f"cpu time passed {limits.cpu_s} s"
     elif info.get("compile") in ("failed", "timeout"):
         status = "error" if info["compile"] == "failed" else "timeout"
         detail = f"compile {info['compile']}"
