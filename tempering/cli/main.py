@@ -229,6 +229,26 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
     return 1 if result.status == "sandbox_error" else 0
 
 
+_TASK_FORMATS = ("{id, entry_point, prompt, test | cases}, or a HumanEval record "
+                 "{task_id, prompt, entry_point, test} (one line of HumanEval.jsonl)")
+
+
+def _read_code_task(path: Path) -> dict:
+    """One task record from --task: a JSON object, or a file of one JSON line."""
+    text = path.read_text()
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        lines = [line for line in text.splitlines() if line.strip()]
+        if len(lines) > 1 and lines[0].lstrip().startswith("{") and lines[0].rstrip().endswith("}"):
+            raise ConfigError(f"{path} holds {len(lines)} JSON lines; --task takes one task, e.g. one line of it: "
+                              f"sed -n 1p {path} > task.json") from None
+        raise ConfigError(f"{path} is not JSON ({e}); a task is {_TASK_FORMATS}") from None
+    if not isinstance(obj, dict):
+        raise ConfigError(f"{path} must hold one JSON object: {_TASK_FORMATS}")
+    return obj
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     from tempering.envs.code.verify import CodeTask, verify_code
     from tempering.sandbox import Sandbox
@@ -237,15 +257,9 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for path, what in ((task_path, "--task"), (sol_path, "--solution")):
         if not path.is_file():
             raise ConfigError(f"no such file: {path} ({what} takes a file)")
-    try:
-        obj = json.loads(task_path.read_text())
-    except ValueError as e:
-        raise ConfigError(f"{task_path} is not JSON ({e}); a task is {{id, entry_point, prompt, test | cases}}") from None
-    if not isinstance(obj, dict):
-        raise ConfigError(f"{task_path} must hold one JSON object: {{id, entry_point, prompt, test | cases}}")
-    task = CodeTask.from_json(obj)
+    task = CodeTask.from_json(_read_code_task(task_path))
     with Sandbox(pool_size=1) as sb:
-        score = verify_code(task, sol_path.read_text(), sb)
+        score = verify_code(task, task.module(sol_path.read_text()), sb)
     out = {"passed": score.passed, "reward": score.value, "status": score.details["status"], "details": score.details}
     if args.json:
         print(json.dumps(out))
@@ -355,8 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     vf = sub.add_parser("verify", help="check a solution against a task's tests in the sandbox")
     vfs = vf.add_subparsers(dest="verify_cmd", required=True)
     vc = vfs.add_parser("code", help="a Python solution against a code task")
-    vc.add_argument("--task", required=True, help="task JSON: {id, entry_point, prompt, test | cases}")
-    vc.add_argument("--solution", required=True, help="the Python file to check")
+    vc.add_argument("--task", required=True, help="task JSON: {id, entry_point, prompt, test | cases}, or HumanEval's "
+                                                  "{task_id, prompt, entry_point, test} (a line of HumanEval.jsonl)")
+    vc.add_argument("--solution", required=True,
+                    help="the Python file to check: the whole module, or the function's body (a HumanEval completion)")
     vc.add_argument("--json", action="store_true", help="print one JSON object: passed, reward, status, details")
     vf.set_defaults(func=_cmd_verify)
 

