@@ -12,13 +12,12 @@ mean reply length are measured before and after each run.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering import envs  # noqa: E402
 from tempering.config import load_config  # noqa: E402
@@ -29,11 +28,8 @@ from tempering.trainer import prepare_run, train  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--minutes", type=float, default=10.0)
-    ap.add_argument("--n", type=int, default=200)
+    ap = parser(__doc__, minutes=10.0, n=200, out="runs/bench-algorithms")
     ap.add_argument("--algorithms", default="grpo,dr_grpo,dapo")
-    ap.add_argument("--out", default="runs/bench-algorithms")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

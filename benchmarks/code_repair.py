@@ -8,13 +8,12 @@ back as feedback). Episodes run batched.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering.envs.code.envs import RepairEnv  # noqa: E402
 from tempering.models import load  # noqa: E402
@@ -23,12 +22,7 @@ from tempering.types import SamplingParams  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=40)
-    ap.add_argument("--turns", type=int, default=3)
-    ap.add_argument("--max-new-tokens", type=int, default=256)
-    ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--out", default="runs/eval/code-repair.json")
+    ap = parser(__doc__, n=40, turns=3, max_new_tokens=256, model="smollm2-135m-instruct", out="runs/eval/code-repair.json")
     args = ap.parse_args()
     env = RepairEnv(max_turns=args.turns)
     tasks = env.tasks("test", args.n)

@@ -10,12 +10,11 @@ gets the tool's verdict back (max_turns = K). Episodes run batched; wall time pe
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering.eval import evaluate_episodes  # noqa: E402
 from tempering.models import load  # noqa: E402
@@ -25,13 +24,8 @@ DEFAULT_ENVS = "finance/statements-v1,finance/filings-long-v1,sql/sqlite-v1,cad/
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__, n=20, turns=3, max_new_tokens=256, model="smollm2-135m-instruct", out="runs/eval/domains.json")
     ap.add_argument("--envs", default=DEFAULT_ENVS)
-    ap.add_argument("--n", type=int, default=20)
-    ap.add_argument("--turns", type=int, default=3)
-    ap.add_argument("--max-new-tokens", type=int, default=256)
-    ap.add_argument("--model", default="smollm2-135m-instruct")
-    ap.add_argument("--out", default="runs/eval/domains.json")
     args = ap.parse_args()
     loaded = load(args.model)
     client = HFClient(loaded.model, loaded.tokenizer)

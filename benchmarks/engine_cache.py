@@ -8,7 +8,6 @@ the same samples (the counter-based row streams make a sample independent of its
 History: 1077dec -> in-place decode writes (1.08x); 314776a -> in-place row removal and
 admission.
 """
-import argparse
 import importlib.util
 import statistics
 import subprocess
@@ -16,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 from tempering import envs  # noqa: E402
 from tempering.models import load  # noqa: E402
 from tempering.rollout import engine as new  # noqa: E402
@@ -37,13 +36,10 @@ def old_engine(rev: str):
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__, prompts=8, tokens=128, repeats=2)
     ap.add_argument("--old", required=True, help="git revision whose engine to compare against")
-    ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--samples", type=int, default=20)
-    ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--rows", type=int, default=60, help="rows in flight")
-    ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
     old = old_engine(args.old)
     m = load("smollm2-135m-instruct")

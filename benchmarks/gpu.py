@@ -26,7 +26,6 @@ Each figure is the median of --repeats timed runs after one warm-up. Usage (on a
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering.algorithms.losses import Norm, policy_loss  # noqa: E402
 from tempering.models.loader import LoadedModel, resolve_device  # noqa: E402
@@ -128,14 +127,10 @@ def time_training(loaded: LoadedModel, groups: int, repeats: int, group: int = 8
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--models", default="smollm2-135m,llama-1b")
+    ap = parser(__doc__, tokens=(256, "new tokens per sample / completion length"), repeats=3, device="auto", out="runs/bench-gpu.json")
     ap.add_argument("--prompts", default="8,32", help="prompt counts for generation (x 8 samples each)")
+    ap.add_argument("--models", default="smollm2-135m,llama-1b")
     ap.add_argument("--groups", type=int, default=16, help="groups per training step")
-    ap.add_argument("--tokens", type=int, default=256, help="new tokens per sample / completion length")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--out", default="runs/bench-gpu.json")
     args = ap.parse_args()
     device = resolve_device(args.device)
     name = torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"

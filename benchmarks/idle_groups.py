@@ -12,7 +12,6 @@ weights both ways, alternating, and checks the weights come out identical.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import statistics
 import sys
@@ -21,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering import envs  # noqa: E402
 from tempering.config import load_config  # noqa: E402
@@ -31,11 +30,7 @@ from tempering.trainer.run import _optimizer  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--prompts", type=int, default=16)
-    ap.add_argument("--group", type=int, default=8)
-    ap.add_argument("--model", default="smollm2-135m-instruct")
+    ap = parser(__doc__, repeats=3, prompts=16, group=8, model="smollm2-135m-instruct")
     args = ap.parse_args()
     cfg = load_config("configs/smollm2-arith-grpo.yaml", [
         f"rollout.prompts_per_step={args.prompts}", f"rollout.group_size={args.group}",

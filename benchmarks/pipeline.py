@@ -25,7 +25,6 @@ budget, and each env step is a sandbox run of code that does not parse.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import statistics
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import torch
 
+from _common import parser  # puts the repository on sys.path
 from tempering import envs
 from tempering.config import load_config, replace
 from tempering.models import load
@@ -59,16 +59,9 @@ def one_step(cfg, loaded, initial: dict, env) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--prompts", type=int, default=4)
-    ap.add_argument("--group", type=int, default=4)
-    ap.add_argument("--tokens", type=int, default=128, help="max new tokens per turn")
-    ap.add_argument("--turns", type=int, default=3)
+    ap = parser(__doc__, repeats=2, prompts=4, group=4, tokens=(128, "max new tokens per turn"), turns=3, device=("auto", "auto, cpu or cuda"), out="runs/bench-pipeline.json")
     ap.add_argument("--random", help="random weights of this shape (benchmarks/gpu.py ARCHS) instead of the real model")
-    ap.add_argument("--device", default="auto", help="auto, cpu or cuda")
     ap.add_argument("--dtype", default="float32")
-    ap.add_argument("--out", default="runs/bench-pipeline.json")
     args = ap.parse_args()
     base = load_config("configs/smollm2-code-grpo.yaml", [
         f"rollout.prompts_per_step={args.prompts}", f"rollout.group_size={args.group}",

@@ -10,13 +10,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering import envs  # noqa: E402
 from tempering.config import load_config  # noqa: E402
@@ -31,12 +30,10 @@ from tempering.types import SamplingParams  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    ap = parser(__doc__, n=(200, "held-out tasks for greedy accuracy"), out="runs/bench-preference")
     ap.add_argument("--train-tasks", type=int, default=240)
     ap.add_argument("--test-tasks", type=int, default=120)
     ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--n", type=int, default=200, help="held-out tasks for greedy accuracy")
-    ap.add_argument("--out", default="runs/bench-preference")
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

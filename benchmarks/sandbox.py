@@ -7,21 +7,18 @@ See tempering/sandbox/bench.py for what is measured.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering.sandbox.bench import report  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=200, help="latency samples per path")
+    ap = parser(__doc__, n=(200, "latency samples per path"), out=(None, "append the table to this Markdown file"))
     ap.add_argument("--runs", type=int, default=1000, help="runs per throughput level")
     ap.add_argument("--load", type=int, default=10_000, help="runs in the load check at concurrency 16 (0: skip)")
-    ap.add_argument("--out", default=None, help="append the table to this Markdown file")
     args = ap.parse_args()
     text = report(args.n, args.runs, load=args.load)
     print(text)

@@ -13,14 +13,13 @@ at once; the aggregate of the parallel loops is the machine's ceiling for that d
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering.sandbox import seccomp, syscalls as sc  # noqa: E402
 
@@ -107,8 +106,7 @@ def measure(design: str, n: int, parallel: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=300)
+    ap = parser(__doc__, n=300)
     args = ap.parse_args()
     mp.set_start_method("fork")
     cpus = os.cpu_count() or 1

@@ -13,12 +13,12 @@ and written to docs/benchmarks.md's "speed" section by hand. Usage:
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import torch
 
+from _common import parser  # puts the repository on sys.path
 from tempering import envs
 from tempering.models import load
 from tempering.rollout import HFClient, engine
@@ -79,8 +79,7 @@ def report(title: str, times: dict) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = parser(__doc__, repeats=3)
     args = ap.parse_args()
     loaded = load("smollm2-135m-instruct")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")

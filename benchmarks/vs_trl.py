@@ -22,7 +22,6 @@ evaluation code for both) before and after. Usage:
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -30,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering import envs  # noqa: E402
 from tempering.config import load_config  # noqa: E402
@@ -104,13 +103,7 @@ def run_tempering(args, env, out: Path) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--minutes", type=float, default=10.0)
-    ap.add_argument("--repeats", type=int, default=1)
-    ap.add_argument("--n", type=int, default=200)
-    ap.add_argument("--prompts", type=int, default=16, help="prompts per optimiser step")
-    ap.add_argument("--group", type=int, default=8)
-    ap.add_argument("--tokens", type=int, default=64, help="max completion length")
+    ap = parser(__doc__, minutes=10.0, repeats=1, n=200, prompts=(16, "prompts per optimiser step"), group=8, tokens=(64, "max completion length"), out="runs/bench-vs-trl.json")
     ap.add_argument("--lr", type=float, default=4e-5)
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--warmup", type=int, default=0, help="linear warm-up steps on both sides (TRL's starts at lr 0, "
@@ -121,7 +114,6 @@ def main() -> None:
                     help="a further override of Tempering's config (repeatable), e.g. algorithm.drop_zero_variance=false")
     ap.add_argument("--only", choices=["trl", "tempering"], help="run one side only (e.g. to study it)")
     ap.add_argument("--keep", help="keep each run's directory under this one (default: temporary)")
-    ap.add_argument("--out", default="runs/bench-vs-trl.json")
     args = ap.parse_args()
     resolve_path(MODEL)
     env = envs.make("math/arith-v1")
