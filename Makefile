@@ -33,6 +33,9 @@ test: setup
 test-loaded: setup
 	$(PY) tests/loaded.py --runs 3 --nice-runs 1
 
+lint: setup
+	$(VENV)/bin/ruff check tempering tests benchmarks examples
+
 test-slow: setup
 	$(PY) -m pytest -q -m slow
 

@@ -13,7 +13,6 @@ mean reply length are measured before and after each run.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 

@@ -9,7 +9,6 @@ back as feedback). Episodes run batched.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 

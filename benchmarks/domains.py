@@ -11,7 +11,6 @@ gets the tool's verdict back (max_turns = K). Episodes run batched; wall time pe
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from _common import parser  # noqa: E402 - also puts the repository on sys.path

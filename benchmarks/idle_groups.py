@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import copy
 import statistics
-import sys
 import time
-from pathlib import Path
 
 import torch
 

@@ -7,8 +7,6 @@ See tempering/sandbox/bench.py for what is measured.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 
 from _common import parser  # noqa: E402 - also puts the repository on sys.path
 

@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import sys
 import time
-from pathlib import Path
 
 from _common import parser  # noqa: E402 - also puts the repository on sys.path
 

@@ -18,6 +18,6 @@ def extract_code(reply: str, prompt: str, entry_point: str) -> str:
         code = prompt + code
     elif prompt and not code.lstrip().startswith(("import", "from")):
         # keep the prompt's imports (e.g. `from typing import List`) the reply may rely on
-        imports = "".join(l + "\n" for l in prompt.splitlines() if l.startswith(("import ", "from ")))
+        imports = "".join(line + "\n" for line in prompt.splitlines() if line.startswith(("import ", "from ")))
         code = imports + code
     return code

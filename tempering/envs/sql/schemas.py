@@ -183,7 +183,7 @@ def make_database(rng: random.Random, domain: Domain) -> Database:
     n_groups, n_items, n_people = rng.randint(5, 8), rng.randint(20, 40), rng.randint(20, 60)
     cities = rng.sample(CITIES, rng.randint(4, 7))
 
-    names = rng.sample([f"{f} {l}" for f in FIRST for l in LAST], n_people)
+    names = rng.sample([f"{first} {last}" for first in FIRST for last in LAST], n_people)
     people = []
     for i, name in enumerate(names, 1):
         email = f"{name.lower().replace(' ', '.')}@example.com"
