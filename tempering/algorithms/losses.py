@@ -129,7 +129,7 @@ def overlong_penalty(lengths: torch.Tensor, max_len: int, buffer: int) -> torch.
     to -1 at max_len (and -1 beyond). lengths: (B,) generated tokens per sequence.
 
     >>> overlong_penalty(torch.tensor([10, 14, 16, 20]), max_len=16, buffer=4)
-    tensor([ 0.0000, -0.5000, -1.0000, -1.0000])
+    tensor([-0.0000, -0.5000, -1.0000, -1.0000])
     """
     if buffer <= 0:
         return torch.where(lengths > max_len, -1.0, 0.0)
