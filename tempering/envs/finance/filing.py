@@ -173,6 +173,23 @@ def company_name(rng: random.Random) -> str:
     return f"{rng.choice(_NAME_HEADS)} {rng.choice(_NAME_TAILS)}"
 
 
+@dataclass(frozen=True)
+class _Drivers:
+    """The company's hidden operating ratios, drawn once per filing."""
+    gm: float
+    rnd_pct: float
+    ar_pct: float
+    inv_pct: float
+    ap_pct: float
+    acc_pct: float
+    capex_pct: float
+    dep_rate: float
+    rate: float
+    tax_rate: float
+    st_frac: float
+    payout: float
+
+
 def generate_filing(rng: random.Random, n_years: int, *, segments: bool = False, restatement: bool = False,
                     restructuring: bool = False) -> Filing:
     """A consistent filing with `n_years` fiscal years (2-4)."""
@@ -185,66 +202,16 @@ def generate_filing(rng: random.Random, n_years: int, *, segments: bool = False,
     capex_pct, dep_rate = rng.uniform(0.03, 0.08), rng.uniform(0.09, 0.13)
     rate, tax_rate, st_frac = rng.uniform(0.04, 0.08), rng.uniform(0.18, 0.28), rng.uniform(0.05, 0.2)
     payout = 0.0 if rng.random() < 0.2 else rng.uniform(0.1, 0.6)
+    d = _Drivers(gm, rnd_pct, ar_pct, inv_pct, ap_pct, acc_pct, capex_pct, dep_rate, rate, tax_rate, st_frac, payout)
 
-    # the hidden opening balance sheet; retained earnings (then cash) make it balance
-    cogs = round(rev * (1 - gm))
-    o = {"receivables": round(rev * ar_pct), "inventory": round(cogs * inv_pct), "payables": round(cogs * ap_pct),
-         "accrued": round(rev * acc_pct), "ppe": round(rev * rng.uniform(0.2, 0.5)),
-         "goodwill": round(rev * rng.uniform(0.0, 0.35)), "share_capital": round(rev * rng.uniform(0.1, 0.4)),
-         "cash": round(rev * rng.uniform(0.05, 0.2)),
-         "debt": round(rev * rng.uniform(0.12, 0.2) * rng.uniform(0.3, 4.0))}  # 0.3-4x a rough EBITDA
-    other = o["receivables"] + o["inventory"] + o["ppe"] + o["goodwill"] - o["payables"] - o["accrued"] - o["debt"]
-    o["retained"] = o["cash"] + other - o["share_capital"]
-    if o["retained"] < rev * 0.05:
-        o["cash"] += round(rev * 0.05) - o["retained"]
-        o["retained"] = o["cash"] + other - o["share_capital"]
-
+    prev = _opening_balance(rng, rev, d)
     last = rng.randint(2019, 2025)
     years = tuple(range(last - n_years + 1, last + 1))
     values: dict[str, dict[int, int]] = {}
-    prev, charge = o, 0
+    charge = 0
     for year in years:
-        v: dict[str, int] = {}
         rev = round(rev * (1 + rng.uniform(-0.06, 0.22)))
-        v["revenue"], v["cogs"] = rev, round(rev * (1 - gm + rng.uniform(-0.02, 0.02)))
-        v["da"], v["rnd"] = round(prev["ppe"] * dep_rate), round(rev * rnd_pct)
-        gross = v["revenue"] - v["cogs"]
-        margin = min(rng.uniform(0.06, 0.2), (gross - v["rnd"] - v["da"]) / rev - 0.05)
-        if year == last and restructuring:
-            charge = round(rev * rng.uniform(0.01, 0.035))
-        income = round(rev * margin) - charge
-        v["sga"] = gross - v["rnd"] - v["da"] - income
-        v["interest"] = min(round(prev["debt"] * rate), round(income * 0.3))  # keep pre-tax income positive
-        v["tax"] = round((income - v["interest"]) * tax_rate)
-        _income_totals(v)
-
-        capex = round(rev * capex_pct)
-        v.update(receivables=round(rev * ar_pct * rng.uniform(0.95, 1.05)),
-                 inventory=round(v["cogs"] * inv_pct * rng.uniform(0.95, 1.05)),
-                 payables=round(v["cogs"] * ap_pct * rng.uniform(0.95, 1.05)),
-                 accrued=round(rev * acc_pct * rng.uniform(0.95, 1.05)),
-                 ppe=prev["ppe"] + capex - v["da"], goodwill=prev["goodwill"])
-        issuance = round(rev * rng.uniform(0.005, 0.02)) if rng.random() < 0.25 else 0
-        dividends = round(v["net_income"] * payout)
-        v["share_capital"] = prev["share_capital"] + issuance
-        v["retained"] = prev["retained"] + v["net_income"] - dividends
-        debt = max(0, prev["debt"] + round(prev["debt"] * rng.uniform(-0.15, 0.15)))
-        v.update(d_receivables=prev["receivables"] - v["receivables"], d_inventory=prev["inventory"] - v["inventory"],
-                 d_payables=v["payables"] - prev["payables"], d_accrued=v["accrued"] - prev["accrued"],
-                 capex=-capex, share_issuance=issuance, dividends=-dividends, cash_begin=prev["cash"],
-                 d_debt=debt - prev["debt"])
-        _cash_totals(v)
-        floor = round(rev * 0.02)
-        if v["cash_end"] < floor:  # borrow enough to keep a cash cushion
-            extra = round(rev * 0.04) - v["cash_end"]
-            debt += extra
-            v["d_debt"] += extra
-            _cash_totals(v)
-        v["cash"], v["debt"] = v["cash_end"], debt
-        v["short_debt"] = round(debt * st_frac)
-        v["long_debt"] = debt - v["short_debt"]
-        _balance_totals(v)
-        assert v["total_assets"] == v["total_le"], "the simulation must balance"
+        v, charge = _simulate_year(rng, prev, rev, d, restructuring=restructuring and year == last)
         for key, amount in v.items():
             if key != "debt":
                 values.setdefault(key, {})[year] = amount
@@ -263,6 +230,68 @@ def generate_filing(rng: random.Random, n_years: int, *, segments: bool = False,
         restated = Restatement(year, values["revenue"][year] - cut, values["cogs"][year] - cut)
         filing = replace(filing, restatement=restated)
     return filing
+
+
+def _opening_balance(rng: random.Random, rev: int, d: _Drivers) -> dict[str, int]:
+    """The hidden balance sheet before the first year; retained earnings (then cash) make it balance."""
+    cogs = round(rev * (1 - d.gm))
+    o = {"receivables": round(rev * d.ar_pct), "inventory": round(cogs * d.inv_pct), "payables": round(cogs * d.ap_pct),
+         "accrued": round(rev * d.acc_pct), "ppe": round(rev * rng.uniform(0.2, 0.5)),
+         "goodwill": round(rev * rng.uniform(0.0, 0.35)), "share_capital": round(rev * rng.uniform(0.1, 0.4)),
+         "cash": round(rev * rng.uniform(0.05, 0.2)),
+         "debt": round(rev * rng.uniform(0.12, 0.2) * rng.uniform(0.3, 4.0))}  # 0.3-4x a rough EBITDA
+    other = o["receivables"] + o["inventory"] + o["ppe"] + o["goodwill"] - o["payables"] - o["accrued"] - o["debt"]
+    o["retained"] = o["cash"] + other - o["share_capital"]
+    if o["retained"] < rev * 0.05:
+        o["cash"] += round(rev * 0.05) - o["retained"]
+        o["retained"] = o["cash"] + other - o["share_capital"]
+    return o
+
+
+def _simulate_year(rng: random.Random, prev: dict[str, int], rev: int, d: _Drivers,
+                   restructuring: bool) -> tuple[dict[str, int], int]:
+    """One fiscal year's statements from the year before, and its restructuring charge:
+    income, then working capital and cash, borrowing enough to keep a cash cushion; the
+    balance sheet must balance."""
+    v: dict[str, int] = {}
+    v["revenue"], v["cogs"] = rev, round(rev * (1 - d.gm + rng.uniform(-0.02, 0.02)))
+    v["da"], v["rnd"] = round(prev["ppe"] * d.dep_rate), round(rev * d.rnd_pct)
+    gross = v["revenue"] - v["cogs"]
+    margin = min(rng.uniform(0.06, 0.2), (gross - v["rnd"] - v["da"]) / rev - 0.05)
+    charge = round(rev * rng.uniform(0.01, 0.035)) if restructuring else 0
+    income = round(rev * margin) - charge
+    v["sga"] = gross - v["rnd"] - v["da"] - income
+    v["interest"] = min(round(prev["debt"] * d.rate), round(income * 0.3))  # keep pre-tax income positive
+    v["tax"] = round((income - v["interest"]) * d.tax_rate)
+    _income_totals(v)
+
+    capex = round(rev * d.capex_pct)
+    v.update(receivables=round(rev * d.ar_pct * rng.uniform(0.95, 1.05)),
+             inventory=round(v["cogs"] * d.inv_pct * rng.uniform(0.95, 1.05)),
+             payables=round(v["cogs"] * d.ap_pct * rng.uniform(0.95, 1.05)),
+             accrued=round(rev * d.acc_pct * rng.uniform(0.95, 1.05)),
+             ppe=prev["ppe"] + capex - v["da"], goodwill=prev["goodwill"])
+    issuance = round(rev * rng.uniform(0.005, 0.02)) if rng.random() < 0.25 else 0
+    dividends = round(v["net_income"] * d.payout)
+    v["share_capital"] = prev["share_capital"] + issuance
+    v["retained"] = prev["retained"] + v["net_income"] - dividends
+    debt = max(0, prev["debt"] + round(prev["debt"] * rng.uniform(-0.15, 0.15)))
+    v.update(d_receivables=prev["receivables"] - v["receivables"], d_inventory=prev["inventory"] - v["inventory"],
+             d_payables=v["payables"] - prev["payables"], d_accrued=v["accrued"] - prev["accrued"],
+             capex=-capex, share_issuance=issuance, dividends=-dividends, cash_begin=prev["cash"],
+             d_debt=debt - prev["debt"])
+    _cash_totals(v)
+    if v["cash_end"] < round(rev * 0.02):  # borrow enough to keep a cash cushion
+        extra = round(rev * 0.04) - v["cash_end"]
+        debt += extra
+        v["d_debt"] += extra
+        _cash_totals(v)
+    v["cash"], v["debt"] = v["cash_end"], debt
+    v["short_debt"] = round(debt * d.st_frac)
+    v["long_debt"] = debt - v["short_debt"]
+    _balance_totals(v)
+    assert v["total_assets"] == v["total_le"], "the simulation must balance"
+    return v, charge
 
 
 def leverage(filing: Filing, year: int) -> float:
