@@ -100,7 +100,7 @@ MEMSCAN = src(r'''
 ''')
 
 
-def host_pid_holding(box: Sandbox, path: str, timeout: float = 5.0) -> int:
+def host_pid_holding(box: Sandbox, path: str, timeout: float = 60.0) -> int:
     """Host pid of the run process that holds `path` (as it sees it) open."""
     server = box._proc.pid
     deadline = time.monotonic() + timeout
@@ -147,7 +147,7 @@ def test_host_check_catches_leftovers(sandbox, host):
 # -- runaway resources
 
 
-def test_python_fork_bomb(sandbox, host):
+def test_python_fork_bomb(sandbox, host, tight):
     code = src('''
         import errno, json, os, signal, time
         kids, err = [], None
@@ -171,23 +171,24 @@ def test_python_fork_bomb(sandbox, host):
             except OSError:
                 pass
     ''')
-    r = sandbox.run(code)
+    lim = tight(sandbox.limits)
+    r = sandbox.run(code, limits=lim)
     out = last_json(r)
     assert out["error"] == "EAGAIN" and out["forked"] == sandbox.limits.processes - 1
     assert (r.status, r.exit_code) == ("timeout", -9)
-    assert r.wall_s < sandbox.limits.wall_s + 1.5
+    assert r.detail in (f"wall time passed {lim.wall_s} s", f"cpu time passed {lim.cpu_s} s"), r.detail
     host.check()
 
 
-def test_bash_fork_bomb(sandbox, host):
+def test_bash_fork_bomb(sandbox, host, tight):
     # The classic: pid 1 returns at once and its exit takes the whole bomb with it.
     r = sandbox.run(":(){ :|:& };:", language="bash")
-    assert (r.status, r.exit_code) == ("ok", 0) and r.wall_s < 1.5
+    assert (r.status, r.exit_code) == ("ok", 0)
     # A bomb that lasts: it hits the process limit, then the wall clock.
-    r = sandbox.run(":(){ :|:& };:\nsleep 30", language="bash")
+    lim = tight(sandbox.limits, cpu=False)
+    r = sandbox.run(":(){ :|:& };:\nsleep 30", language="bash", limits=lim)
     assert "fork: retry: Resource temporarily unavailable" in r.stderr
-    assert (r.status, r.exit_code) == ("timeout", -9)
-    assert r.wall_s < sandbox.limits.wall_s + 1.5
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"wall time passed {lim.wall_s} s")
     host.check()
 
 
@@ -228,19 +229,18 @@ def test_memory_bombs(sandbox, host, kind):
     assert all(mb < limit for mb in progress), progress
     assert (r.status, r.exit_code) == ("memory", -9), r
     assert r.peak_memory_mb <= limit * 1.01
-    assert r.wall_s < sandbox.limits.wall_s + 1
     host.check()
 
 
-def test_infinite_loop(sandbox, host):
-    r = sandbox.run("while True:\n    pass")
-    assert (r.status, r.exit_code) == ("timeout", -9)
-    assert 0 < r.cpu_s < sandbox.limits.cpu_s + 0.5
-    assert r.wall_s < sandbox.limits.wall_s + 1
+def test_infinite_loop(sandbox, host, tight):
+    lim = tight(sandbox.limits, wall=False)
+    r = sandbox.run("while True:\n    pass", limits=lim)
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"cpu time passed {lim.cpu_s} s")
+    assert lim.cpu_s <= r.cpu_s < lim.cpu_s + 0.5
     host.check()
 
 
-def test_sigterm_ignoring_loop(sandbox, host):
+def test_sigterm_ignoring_loop(sandbox, host, tight):
     code = src('''
         import signal
         for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU, signal.SIGUSR1, signal.SIGALRM):
@@ -249,10 +249,10 @@ def test_sigterm_ignoring_loop(sandbox, host):
         while True:
             pass
     ''')
-    r = sandbox.run(code)
+    lim = tight(sandbox.limits, wall=False)
+    r = sandbox.run(code, limits=lim)
     assert r.stdout == "ignoring\n"
-    assert (r.status, r.exit_code) == ("timeout", -9)
-    assert r.wall_s < sandbox.limits.wall_s + 1
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"cpu time passed {lim.cpu_s} s")
     host.check()
 
 
@@ -287,29 +287,29 @@ CPU_THREADS = {
 
 
 @pytest.mark.parametrize("kind", CPU_THREADS)
-def test_cpu_threads(sandbox, host, kind):
+def test_cpu_threads(sandbox, host, kind, tight):
     language, code = CPU_THREADS[kind]
-    r = sandbox.run(code, language=language)
-    lim = sandbox.limits
+    lim = tight(sandbox.limits, wall=False)
+    r = sandbox.run(code, language=language, limits=lim)
     if kind == "c_pthreads":
-        # every thread counts against the process limit, and all their CPU against cpu_s
+        # every thread counts against the process limit
         assert r.stdout == f"{lim.processes - 1} Resource temporarily unavailable\n"
-        assert r.detail == f"cpu time passed {lim.cpu_s} s"
     else:
         assert r.stdout == "16 threads\n"
-    assert (r.status, r.exit_code) == ("timeout", -9)
+    # all the threads' CPU counts against cpu_s
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"cpu time passed {lim.cpu_s} s")
     assert r.cpu_s < lim.cpu_s + 0.5
-    assert r.wall_s < lim.wall_s + 1
     host.check()
 
 
-def test_long_sleep(sandbox, host):
-    r = sandbox.run("import time\nprint('sleeping', flush=True)\ntime.sleep(3600)")
+def test_long_sleep(sandbox, host, tight):
+    lim = tight(sandbox.limits, cpu=False)
+    r = sandbox.run("import time\nprint('sleeping', flush=True)\ntime.sleep(3600)", limits=lim)
     assert r.stdout == "sleeping\n"
-    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"wall time passed {sandbox.limits.wall_s} s")
-    assert sandbox.limits.wall_s <= r.wall_s < sandbox.limits.wall_s + 1 and r.cpu_s < 0.5
-    r = sandbox.run("sleep infinity", language="bash")
-    assert (r.status, r.exit_code) == ("timeout", -9)
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"wall time passed {lim.wall_s} s")
+    assert lim.wall_s <= r.wall_s and r.cpu_s < 0.5
+    r = sandbox.run("sleep infinity", language="bash", limits=lim)
+    assert (r.status, r.exit_code, r.detail) == ("timeout", -9, f"wall time passed {lim.wall_s} s")
     host.check()
 
 
@@ -341,7 +341,7 @@ def test_disk_and_inode_exhaustion(sandbox, host):
                 os.remove(f"{d}/i{i}")
         print(json.dumps(res))
     ''')
-    lim = sandbox.limits.with_(wall_s=15, cpu_s=15)
+    lim = sandbox.limits
     r = sandbox.run(code, limits=lim)
     assert (r.status, r.exit_code) == ("ok", 0), r
     out = last_json(r)
@@ -367,7 +367,6 @@ def test_output_floods(sandbox, host):
     assert r.stderr == "err\n" * (cap // 4) and r.stdout_bytes == b""
     r = sandbox.run("import os\nwhile True:\n    os.write(1, b'\\xff' * 4096)", limits=lim)
     assert (r.status, r.truncated) == ("output_limit", True) and r.stdout_bytes == b"\xff" * cap
-    assert r.wall_s < 1.5
     host.check()
 
 
@@ -408,14 +407,13 @@ def test_stdout_and_stderr_captured_exactly(sandbox, host):
 @pytest.mark.parametrize("language", ["python", "bash"])
 def test_child_holding_stdout_does_not_delay_the_result(sandbox, host, language):
     code = {
-        "python": "import os, time\nif os.fork() == 0:\n    time.sleep(60)\n    os._exit(0)\nprint('parent done')",
-        "bash": "sleep 60 &\n(sleep 60; echo late) &\necho parent done",
+        "python": "import os, time\nif os.fork() == 0:\n    time.sleep(3600)\n    os._exit(0)\nprint('parent done')",
+        "bash": "sleep 3600 &\n(sleep 3600; echo late) &\necho parent done",
     }[language]
-    t = time.monotonic()
-    r = sandbox.run(code, language=language, limits=sandbox.limits.with_(wall_s=10))
-    elapsed = time.monotonic() - t
-    assert (r.status, r.exit_code, r.stdout) == ("ok", 0, "parent done\n")
-    assert r.wall_s < 1.5 and elapsed < 2.5
+    r = sandbox.run(code, language=language)
+    # had the result waited for the child that holds stdout, the wall limit would have ended
+    # the run as a timeout: "ok" is the proof, whatever the machine's speed
+    assert (r.status, r.exit_code, r.stdout, r.detail) == ("ok", 0, "parent done\n", "")
     host.check()
 
 
@@ -437,14 +435,15 @@ def test_double_forked_daemon_dies_with_the_run(sandbox, host, language):
                             f.write("%f\\n" % time.monotonic())
                         time.sleep(0.02)
                 os._exit(0)
-            time.sleep(0.3)
+            while not os.path.exists("/workspace/hb") or len(open("/workspace/hb").read().split()) < 5:
+                time.sleep(0.02)
             print("daemon running", os.path.getsize("/workspace/hb") > 0)
         '''),
         "bash": src('''
             ( setsid bash -c 'exec 0<&- 1>&- 2>&-; trap "" HUP TERM INT
                               while :; do date +%s%N >> /workspace/hb; sleep 0.02; done' & )
-            sleep 0.3
-            [ -s /workspace/hb ] && echo daemon running True
+            until [ -s /workspace/hb ] && [ "$(wc -l < /workspace/hb)" -ge 5 ]; do sleep 0.02; done
+            echo daemon running True
         '''),
     }[language]
     with sandbox.session(language) as s:
@@ -461,13 +460,15 @@ def test_double_forked_daemon_dies_with_the_run(sandbox, host, language):
 def test_zombies(sandbox, host):
     code = src('''
         import os, time
+        def states():
+            return [open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]
+                    for p in os.listdir("/proc") if p.isdigit() and p != "1"]
         for _ in range(20):
             if os.fork() == 0:
                 os._exit(0)
-        time.sleep(0.3)
-        states = [open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]
-                  for p in os.listdir("/proc") if p.isdigit() and p != "1"]
-        print(states.count("Z"), len(states))
+        while states().count("Z") < 20:  # each child is a zombie once it has exited
+            time.sleep(0.02)
+        print(states().count("Z"), len(states()))
     ''')
     r = sandbox.run(code)
     assert (r.status, r.exit_code, r.stdout) == ("ok", 0, "20 20\n")
@@ -601,7 +602,7 @@ def test_host_secrets_invisible(sandbox, host, secrets, make_sandbox, monkeypatc
         print(json.dumps({"found": found, "env": env_names, "opened": opened, "dirs": dirs, "control": control}))
     ''')
     r = fresh.run(code, stdin=json.dumps({"paths": secrets["paths"]}),
-                  limits=fresh.limits.with_(wall_s=10, cpu_s=10))
+                  limits=fresh.limits)
     assert (r.status, r.exit_code) == ("ok", 0), r
     out = last_json(r)
     assert set(out["found"]["c0" * 16]) >= {"/workspace/control", "memory"}  # the scans work
@@ -627,7 +628,7 @@ def test_earlier_and_concurrent_runs_data_not_in_a_runs_memory(sandbox, host):
     t, box = in_thread(lambda: sandbox.run(holder.replace("SLEEP", "1.5"), stdin=value, files={"f.txt": value}))
     time.sleep(0.4)
     scan = MEMSCAN + "import json\ncontrol = 'HOSTILE-SECRET-' + 'c1' * 16\nprint(json.dumps(memscan()))\n"
-    r = sandbox.run(scan, limits=sandbox.limits.with_(wall_s=10, cpu_s=10))
+    r = sandbox.run(scan, limits=sandbox.limits)
     t.join()
     assert box["r"].status == "ok"
     assert (r.status, r.exit_code) == ("ok", 0), r
@@ -636,7 +637,7 @@ def test_earlier_and_concurrent_runs_data_not_in_a_runs_memory(sandbox, host):
     with sandbox.session("python") as s:  # and a session's read operation neither
         s.write_file("x.txt", "x")
         assert s.read_file("x.txt") == b"x"
-        r = s.run(scan, limits=sandbox.limits.with_(wall_s=10, cpu_s=10))
+        r = s.run(scan, limits=sandbox.limits)
         assert r.status == "ok" and "c1" * 16 in last_json(r) and secret not in last_json(r)
     host.check()
 
@@ -840,7 +841,7 @@ def test_setuid_cannot_gain_root(sandbox, host):
         grep -E '^(Uid|Gid|CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs|Seccomp):' /proc/self/status
         id -u
     ''')
-    r = sandbox.run(code, language="bash", limits=sandbox.limits.with_(wall_s=6))  # su fails after 1 s
+    r = sandbox.run(code, language="bash")  # su fails after 1 s
     assert r.status == "ok", r
     lines = r.stdout.splitlines()
     assert lines[0] == "1000" and lines[-1] == "1000"
@@ -1161,7 +1162,7 @@ def test_concurrent_runs_cannot_see_signal_or_read_each_other(sandbox, host):
         time.sleep(2)
         print("A", os.getpid(), sorted(p for p in os.listdir("/proc") if p.isdigit()), "done")
     ''')
-    t, box = in_thread(lambda: sandbox.run(a_code, limits=sandbox.limits.with_(wall_s=6)))
+    t, box = in_thread(lambda: sandbox.run(a_code))
     a_host = host_pid_holding(sandbox, f"/tmp/hostile-A-{tag}")
     b_code = PRELUDE + src(f'''
         import glob, signal
@@ -1210,7 +1211,7 @@ def test_kill_everything_leaves_sandbox_neighbours_and_host_alone(sandbox, host)
     host_nobody = subprocess.Popen(["sleep", "60"], user=NOBODY, group=NOBODY)
     try:
         neighbour = f"import time\nf = open('/tmp/n-{tag}', 'w')\ntime.sleep(1.5)\nprint('neighbour ok')"
-        t, box = in_thread(lambda: sandbox.run(neighbour, limits=sandbox.limits.with_(wall_s=6)))
+        t, box = in_thread(lambda: sandbox.run(neighbour))
         n_host = host_pid_holding(sandbox, f"/tmp/n-{tag}")
         targets = [host_nobody.pid, n_host, sandbox._proc.pid, os.getpid(), 1]
         code = PRELUDE + src('''
@@ -1297,7 +1298,7 @@ def test_run_processes_are_gone_when_the_result_returns(sandbox, host):
         time.sleep(0.05)
         print("parent exits", flush=True)
     ''')
-    lim = sandbox.limits.with_(memory_mb=1024, wall_s=10, cpu_s=10)
+    lim = sandbox.limits.with_(memory_mb=1024)
     late = []
     for _ in range(2):
         # in a session: nothing may be written to the workspace after run() returned
@@ -1342,9 +1343,7 @@ def test_fetch_is_not_forged_by_modules_planted_in_the_workspace(sandbox, host):
 
 def test_fetch_glob_over_symlink_loops_still_returns_a_result(sandbox, host):
     code = "echo hi > out.txt; mkdir d; echo there > d/out.txt; ln -s . a; ln -s . b; ln -s .. d/up; echo done"
-    t = time.monotonic()
     r = sandbox.run(code, language="bash", fetch=["**/out.txt"])
-    assert time.monotonic() - t < 1.5
     assert (r.status, r.stdout) == ("ok", "done\n")
     assert r.files == {"out.txt": b"hi\n", "d/out.txt": b"there\n"}
     host.check()

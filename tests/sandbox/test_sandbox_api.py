@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
+import time
 
 import pytest
 
@@ -166,17 +166,10 @@ def test_seccomp_filter_shape():
     assert {165, 166, 155} <= mounts
 
 
-def _leftovers() -> dict:
-    procs = subprocess.run(["pgrep", "-u", "65534"], capture_output=True, text=True).stdout.split()
-    groups = [p for p in Path("/sys/fs/cgroup/pids").glob("tempering-*") if p.name.split("-")[1].isdigit()
-              and Path(f"/proc/{p.name.split('-')[1]}").exists()]
-    return {"procs": procs, "live_groups": groups}
-
-
-def test_cli_json_prints_one_object_and_leaves_nothing(tmp_path):
+def test_cli_json_prints_one_object_and_leaves_nothing(tmp_path, host_snapshot):
     prog = tmp_path / "p.py"
     prog.write_text("import sys\nprint('hi')\nsys.exit(5)\n")
-    before = _leftovers()
+    before = host_snapshot()
     out = subprocess.run([sys.executable, "-m", "tempering.cli.main", "sandbox", "run", "--json", "--timeout", "5",
                           str(prog)], capture_output=True, text=True, timeout=600)
     if "sandbox runs as root" in out.stderr and os.environ.get("TEMPERING_REQUIRE_SANDBOX") != "1":
@@ -184,9 +177,17 @@ def test_cli_json_prints_one_object_and_leaves_nothing(tmp_path):
     assert out.returncode == 0, out.stderr
     obj = json.loads(out.stdout)  # exactly one JSON document
     assert (obj["status"], obj["exit_code"], obj["stdout"]) == ("error", 5, "hi\n")
-    after = _leftovers()
-    assert after["live_groups"] == before["live_groups"]
-    assert set(after["procs"]) <= set(before["procs"])
+    # the CLI's own fork server is gone with its slots and cgroups; other sandboxes on the
+    # machine (another test run, say) may come and go meanwhile and do not count
+    deadline = time.monotonic() + 60  # a process the kernel is still tearing down may linger a moment
+    while True:
+        after = host_snapshot()
+        left = (after.foreign_nobody - before.foreign_nobody, after.dead_groups - before.dead_groups)
+        if left == (frozenset(), frozenset()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert left[0] == frozenset(), f"uid 65534 processes left outside any fork server: {left[0]}"
+    assert left[1] == frozenset(), f"cgroups of the CLI's server were left behind: {left[1]}"
 
 
 def test_cli_bad_input_exits_2(tmp_path):
