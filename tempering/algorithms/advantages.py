@@ -15,7 +15,9 @@ n / (n - 1). REINFORCE++ normalises by the std of the whole batch rather than ea
 which keeps one easy prompt's tiny spread from blowing up its advantages; subtracting
 the group mean first is the paper's "baseline" variant for group sampling.
 
-PPO's `gae` (Schulman et al. 2016, arXiv:1506.02438) instead uses a learned value per token.
+PPO's `gae` (Schulman et al. 2016, arXiv:1506.02438) instead uses a learned value per token;
+`outcome_rewards` puts each attempt's score on its last generated token and `whitened_gae`
+runs GAE over a batch of groups, then whitens the advantages over every generated token.
 """
 
 from __future__ import annotations
@@ -85,6 +87,43 @@ def gae(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor, gamma: 
         next_value = torch.where(on, values[:, t], next_value)
     returns = (advantages + values) * mask
     return advantages, returns
+
+
+def outcome_rewards(rewards: torch.Tensor, mask: torch.Tensor, base: torch.Tensor | None = None) -> torch.Tensor:
+    """(B, T) per-token rewards: `base` (0 if None; a KL penalty per token, say) plus each
+    attempt's outcome rewards (B,) on its last token where mask is 1. A row with no such
+    token gets nothing added.
+
+    >>> outcome_rewards(torch.tensor([1.0, 2.0]), torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0]]))
+    tensor([[0., 1., 0.],
+            [0., 0., 2.]])
+    """
+    out = torch.zeros_like(mask) if base is None else base.clone()
+    positions = torch.arange(mask.shape[1], device=mask.device).expand_as(mask)  # (B, T)
+    last = torch.where(mask > 0, positions, torch.full_like(positions, -1)).max(dim=1).values  # (B,)
+    rows = torch.nonzero(last >= 0).flatten()
+    out[rows, last[rows]] += rewards[rows]
+    return out
+
+
+def whitened_gae(rewards: list[torch.Tensor], values: list[torch.Tensor], masks: list[torch.Tensor],
+                 gamma: float = 1.0, lam: float = 0.95, eps: float = 1e-6) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """PPO's advantages for a batch of groups: `gae` per group (Schulman et al. 2016,
+    arXiv:1506.02438), then whitened to mean 0 and std 1 over every token where mask is 1,
+    across the whole batch (as PPO implementations normalise advantages per batch).
+
+    rewards, values, masks: one (G, C) tensor per group (widths may differ). Returns
+    (advantages, returns), one (G, C) each per group; advantages are 0 off the mask and
+    returns are GAE's, before whitening (the critic's targets).
+    """
+    advantages, returns = [], []
+    for r, v, m in zip(rewards, values, masks):
+        adv, ret = gae(r, v, m, gamma=gamma, lam=lam)
+        advantages.append(adv)
+        returns.append(ret)
+    flat = torch.cat([adv[m > 0] for adv, m in zip(advantages, masks)])  # every generated token's advantage
+    mean, std = flat.mean(), flat.std() if flat.numel() > 1 else torch.tensor(1.0)
+    return [(adv - mean) / (std + eps) * m for adv, m in zip(advantages, masks)], returns
 
 
 def group_has_signal(rewards: torch.Tensor, tol: float = 1e-8) -> torch.Tensor:

@@ -1,8 +1,11 @@
+import math
+
 import pytest
 import torch
 
 from tempering.algorithms import ADVANTAGES, grpo_advantages, group_has_signal
-from tempering.algorithms.advantages import gae, reinforce_pp_advantages, rloo_advantages
+from tempering.algorithms.advantages import (gae, outcome_rewards, reinforce_pp_advantages, rloo_advantages,
+                                             whitened_gae)
 
 
 def test_grpo_advantages_hand_computed():
@@ -85,3 +88,29 @@ def test_gae_with_lambda_one_is_return_minus_value():
     adv, ret = gae(rewards, values, torch.ones(1, 3), gamma=1.0, lam=1.0)
     assert torch.allclose(ret, torch.tensor([[0.9, 0.8, 1.0]]))  # rewards-to-go
     assert torch.allclose(adv, ret - values)
+
+
+def test_outcome_rewards_land_on_the_last_generated_token():
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 0.0]])  # row 2 generated nothing
+    base = torch.tensor([[-0.1, -0.2, 0.0], [0.0, 0.0, -0.3], [0.0, 0.0, 0.0]])  # a KL penalty per token, say
+    out = outcome_rewards(torch.tensor([1.0, 2.0, 5.0]), mask, base)
+    assert torch.allclose(out, torch.tensor([[-0.1, 0.8, 0.0], [0.0, 0.0, 1.7], [0.0, 0.0, 0.0]]))
+    assert torch.equal(base[0], torch.tensor([-0.1, -0.2, 0.0]))  # the base is not changed in place
+
+
+def test_whitened_gae_hand_computed():
+    # Two groups of one attempt each, gamma 1, lam 1 (A = return - value):
+    #   group a: rewards [0, 1], values [0.5, 0.5]           -> A = [0.5, 0.5],    returns [1, 1]
+    #   group b: rewards [0, 0, _], values [0.5, 0.25, 9],
+    #            third token masked                           -> A = [-0.5, -0.25], returns [0, 0, 0]
+    # Whitened over the 4 generated tokens: mean 0.0625, unbiased std sqrt(0.796875 / 3).
+    rewards = [torch.tensor([[0.0, 1.0]]), torch.tensor([[0.0, 0.0, 0.0]])]
+    values = [torch.tensor([[0.5, 0.5]]), torch.tensor([[0.5, 0.25, 9.0]])]
+    masks = [torch.ones(1, 2), torch.tensor([[1.0, 1.0, 0.0]])]
+    adv, ret = whitened_gae(rewards, values, masks, gamma=1.0, lam=1.0, eps=0.0)
+    mean, std = 0.0625, math.sqrt(0.796875 / 3)
+    assert torch.allclose(adv[0], torch.tensor([[(0.5 - mean) / std, (0.5 - mean) / std]]))
+    assert torch.allclose(adv[1], torch.tensor([[(-0.5 - mean) / std, (-0.25 - mean) / std, 0.0]]))
+    assert torch.allclose(ret[0], torch.tensor([[1.0, 1.0]])) and torch.allclose(ret[1], torch.zeros(1, 3))
+    flat = torch.cat([adv[0].flatten(), adv[1][0, :2]])
+    assert abs(float(flat.mean())) < 1e-6 and abs(float(flat.std()) - 1.0) < 1e-6
