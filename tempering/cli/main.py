@@ -86,7 +86,7 @@ def _cmd_settings(args: argparse.Namespace) -> int:
     import dataclasses
     import typing
 
-    from tempering.config import ALGORITHM_DEFAULTS, FALLBACK_DEFAULTS, Config, field_docs
+    from tempering.config import FALLBACK_DEFAULTS, RECIPES, Config, field_docs
 
     hints = typing.get_type_hints(Config)
     default = Config()
@@ -105,9 +105,10 @@ def _cmd_settings(args: argparse.Namespace) -> int:
                 shown = "(algorithm's default)" if f.name == "algorithm" and g.name in FALLBACK_DEFAULTS else "(unset)"
             print(f"{f.name}.{g.name} = {shown}  # {docs.get(g.name, '')}")
     if args.section in (None, "algorithm"):
-        print("\nalgorithm defaults where a setting is left unset:")
-        for name, preset in ALGORITHM_DEFAULTS.items():
-            print(f"  {name}: " + ", ".join(f"{k}={v}" for k, v in preset.items()))
+        print("\nalgorithms (config.RECIPES), with their defaults where a setting is left unset:")
+        for name, recipe in RECIPES.items():
+            preset = ", ".join(f"{k}={v}" for k, v in recipe.defaults.items())
+            print(f"  {name}: {preset or '-'}  # {recipe.kind}: {recipe.summary}")
     return 0
 
 

@@ -22,7 +22,7 @@ import yaml
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering import envs
-from tempering.config import RL_ALGORITHMS, Config, load_config, to_dict
+from tempering.config import RECIPES, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
 from tempering.scheduler.store import STORE_FILE, Store
@@ -60,7 +60,7 @@ def prepare_run(cfg: Config, run_dir: Path) -> None:
     validate(cfg)
     resolve_path(cfg.model.name)
     resolve_device(cfg.model.device)
-    if cfg.algorithm.name in RL_ALGORITHMS:
+    if RECIPES[cfg.algorithm.name].kind == "rl":
         envs.make_from_config(cfg.env, cfg.rollout.max_turns)
         if cfg.reward.model:
             resolve_path(cfg.reward.model)
@@ -92,7 +92,7 @@ def _load_model(cfg: Config, ckpt: Path | None, policy=None):
     With LoRA, the base weights come from cfg.model.name and the adapter from the checkpoint."""
     from tempering.models.loader import LoadedModel
 
-    kind = "reward" if cfg.algorithm.name == "reward_model" else "causal"
+    kind = RECIPES[cfg.algorithm.name].head  # causal, or reward (a scalar head)
     if cfg.lora.rank > 0:
         from peft import LoraConfig, PeftModel, get_peft_model
 
@@ -116,9 +116,9 @@ def _load_model(cfg: Config, ckpt: Path | None, policy=None):
 
 
 def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
-    """The step runner for cfg.algorithm.name."""
-    name = cfg.algorithm.name
-    if name in RL_ALGORITHMS:
+    """The step runner for cfg.algorithm.name: RLStep for an rl recipe, else an offline step."""
+    recipe = RECIPES[cfg.algorithm.name]
+    if recipe.kind == "rl":
         from tempering.trainer.rl import RLStep
 
         reference = None
@@ -126,7 +126,7 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
             reference = load(cfg.model.name, cfg.model.dtype, cfg.model.device).model
             reference.requires_grad_(False)
         critic = None
-        if name == "ppo":
+        if recipe.needs_critic:
             from tempering.models import resolve_path
             from tempering.trainer.critic import Critic
 
@@ -167,8 +167,8 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     optimizer, scheduler = _optimizer(cfg, loaded.model)
     runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt)
     store = Store(run_dir / STORE_FILE)
-    store.register_run(cfg.name, cfg.algorithm.name, cfg.env.id if cfg.algorithm.name in RL_ALGORITHMS else cfg.data.path,
-                       cfg.model.name, to_dict(cfg))
+    source = cfg.env.id if RECIPES[cfg.algorithm.name].kind == "rl" else cfg.data.path
+    store.register_run(cfg.name, cfg.algorithm.name, source, cfg.model.name, to_dict(cfg))
     if hasattr(runner, "store"):
         runner.store = store
         runner.final_step = total

@@ -4,12 +4,12 @@ settings that do not apply to the chosen algorithm (one error naming the key and
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from tempering.algorithms import KL_ESTIMATORS
 from tempering.algorithms.losses import AGGREGATIONS
 from tempering.algorithms.preference import DPO_LOSSES
-from tempering.config import (OFFLINE_ALGORITHMS, RL_ALGORITHMS, Config, CriticConfig, DataConfig, PreferenceConfig,
-                              RewardConfig)
+from tempering.config import RECIPES, Config, CriticConfig, DataConfig, PreferenceConfig, Recipe, RewardConfig
 from tempering.errors import ConfigError
 
 SCHEDULES = ("constant", "cosine")
@@ -27,16 +27,31 @@ def _changed(section, default) -> list[str]:
     return [f.name for f in dataclasses.fields(section) if getattr(section, f.name) != getattr(default, f.name)]
 
 
-def _only_for(cfg: Config, section: str, default, algorithms: tuple[str, ...], why: str) -> None:
+def _only_for(cfg: Config, section: str, default, reads: Callable[[Recipe], bool], why: str) -> None:
+    """One error if `section` differs from its defaults under a recipe for which `reads` is
+    false; `why` names the recipes that read it as {names}."""
+    algorithms = [name for name, recipe in RECIPES.items() if reads(recipe)]
     changed = _changed(getattr(cfg, section), default)
     if changed and cfg.algorithm.name not in algorithms:
-        raise ConfigError(f"{section}.{changed[0]} is set, but {why}; algorithm.name is {cfg.algorithm.name!r}: "
+        raise ConfigError(f"{section}.{changed[0]} is set, but {why.format(names=' and '.join(algorithms))}; "
+                          f"algorithm.name is {cfg.algorithm.name!r}: "
                           f"remove the {section} settings or use algorithm.name {' or '.join(algorithms)}")
 
 
 def validate(cfg: Config) -> None:
+    """Raise one ConfigError for the first problem found, checked in this order."""
+    _choice("algorithm.name", cfg.algorithm.name, tuple(RECIPES))
+    recipe = RECIPES[cfg.algorithm.name]
+    _choices_and_ranges(cfg)
+    _rollout(cfg, recipe)
+    _algorithm(cfg, recipe)
+    _reward(cfg)
+    if recipe.kind == "offline":
+        _offline(cfg, recipe)
+
+
+def _choices_and_ranges(cfg: Config) -> None:
     a, r, o = cfg.algorithm, cfg.rollout, cfg.optim
-    _choice("algorithm.name", a.name, RL_ALGORITHMS + OFFLINE_ALGORITHMS)
     _choice("algorithm.kl_estimator", a.kl_estimator, tuple(KL_ESTIMATORS))
     _choice("algorithm.loss_agg", a.loss_agg, AGGREGATIONS)
     _choice("algorithm.kl_in", a.kl_in, ("loss", "reward"))
@@ -64,6 +79,10 @@ def validate(cfg: Config) -> None:
     for key in ("rollout_cpus", "sandbox_cpus", "rollout_gpus"):
         if getattr(cfg.scheduler, key) < 0:
             raise ConfigError(f"scheduler.{key} must not be negative, got {getattr(cfg.scheduler, key)}")
+
+
+def _rollout(cfg: Config, recipe: Recipe) -> None:
+    a, r = cfg.algorithm, cfg.rollout
     if r.env_step_s <= 0:
         raise ConfigError(f"rollout.env_step_s is the deadline of one env step and must be positive, got {r.env_step_s}")
     if r.max_staleness not in (0, 1):
@@ -79,22 +98,30 @@ def validate(cfg: Config) -> None:
                           "above 1, or use pipeline rounds (single-turn sampling already batches continuously)")
     if r.context_budget and r.max_turns == 1:
         raise ConfigError("rollout.context_budget compresses the conversation between turns: set rollout.max_turns above 1")
-    if r.context_budget and (a.name == "ppo" or (a.kl_in == "reward" and a.beta > 0)):
+    if r.context_budget and (recipe.needs_critic or (a.kl_in == "reward" and a.beta > 0)):
         raise ConfigError("rollout.context_budget trains later stretches of an episode on their own prompts, which "
                           "ppo's critic and a KL penalty in the reward do not cover yet: use grpo-style algorithms with "
                           "algorithm.kl_in loss, or set rollout.context_budget 0")
+
+
+def _algorithm(cfg: Config, recipe: Recipe) -> None:
+    a, r = cfg.algorithm, cfg.rollout
     if a.kl_target is not None and a.beta <= 0:
         raise ConfigError("algorithm.kl_target adapts the KL coefficient, which starts at algorithm.beta: "
                           "set algorithm.beta > 0 (e.g. 0.01) or remove kl_target")
     if a.overlong_buffer > r.max_new_tokens * r.max_turns:
         raise ConfigError(f"algorithm.overlong_buffer ({a.overlong_buffer}) is longer than the token budget "
                           f"({r.max_new_tokens * r.max_turns}): make it smaller")
-    if a.name == "rloo" and r.group_size < 2:
-        raise ConfigError("rloo's baseline is the mean of the other attempts: set rollout.group_size >= 2")
-    _only_for(cfg, "critic", CriticConfig(), ("ppo",), "only ppo has a critic")
-    _only_for(cfg, "preference", PreferenceConfig(), ("dpo",), "only dpo uses preference settings")
-    _only_for(cfg, "reward", RewardConfig(), RL_ALGORITHMS, "rewards apply to RL only")
-    _only_for(cfg, "data", DataConfig(), OFFLINE_ALGORITHMS, "RL draws its tasks from env.id, not from data")
+    if r.group_size < recipe.min_group_size:
+        raise ConfigError(f"{a.name}'s advantages compare each attempt with the others in its group: "
+                          f"set rollout.group_size >= {recipe.min_group_size}")
+    _only_for(cfg, "critic", CriticConfig(), lambda x: x.needs_critic, "only {names} has a critic")
+    _only_for(cfg, "preference", PreferenceConfig(), lambda x: x.preference, "only {names} uses preference settings")
+    _only_for(cfg, "reward", RewardConfig(), lambda x: x.kind == "rl", "rewards apply to RL only")
+    _only_for(cfg, "data", DataConfig(), lambda x: x.kind == "offline", "RL draws its tasks from env.id, not from data")
+
+
+def _reward(cfg: Config) -> None:
     w = cfg.reward
     if w.model_weight > 0 and not w.model:
         raise ConfigError("reward.model_weight > 0 needs reward.model: the directory of a model trained with "
@@ -107,10 +134,13 @@ def validate(cfg: Config) -> None:
     if w.model_update_every > 0 and not w.model:
         raise ConfigError("reward.model_update_every retrains a reward model, but reward.model is not set: "
                           "set reward.model and reward.model_weight, or remove model_update_every")
-    if a.name in OFFLINE_ALGORITHMS:
-        if not cfg.data.path:
-            raise ConfigError(f"algorithm {a.name} trains on a data file: set data.path (make one with "
-                              f"`temper data {'sft' if a.name == 'sft' else 'pairs'} --env ENV --out FILE`)")
-        if a.beta > 0:
-            raise ConfigError(f"algorithm.beta is RL's KL coefficient; {a.name} does not use it"
-                              + (": set preference.beta for dpo" if a.name == "dpo" else ": remove it"))
+
+
+def _offline(cfg: Config, recipe: Recipe) -> None:
+    a = cfg.algorithm
+    if not cfg.data.path:
+        raise ConfigError(f"algorithm {a.name} trains on a data file: set data.path (make one with "
+                          f"`temper data {recipe.data} --env ENV --out FILE`)")
+    if a.beta > 0:
+        raise ConfigError(f"algorithm.beta is RL's KL coefficient; {a.name} does not use it"
+                          + (f": set preference.beta for {a.name}" if recipe.preference else ": remove it"))
