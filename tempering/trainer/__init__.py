@@ -1,4 +1,5 @@
-"""Training loops (GRPO for now), checkpoints and resume."""
+"""Training loops for every algorithm in config.RECIPES (RL on an env, or offline on a data
+file), checkpoints and resume."""
 
 from tempering.trainer.run import prepare_run, read_run_config, train
 

@@ -43,14 +43,15 @@ class Critic:
     def values(self, group) -> torch.Tensor:
         return self._values(group)
 
-    def update(self, batch, returns, masks) -> dict:
-        """One optimiser step of the clipped value loss over the batch."""
+    def update(self, batch, returns, old_values, masks) -> dict:
+        """One optimiser step of the clipped value loss over the batch: per group, (G, C)
+        GAE returns as targets, the values at sampling time for the clip, and the loss mask."""
         norm = Norm(tokens=float(sum(m.sum() for m in masks)), sequences=float(len(batch)))
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         total = 0.0
-        for g, (ret, old_values), mask in zip(batch, returns, masks):
-            loss = value_loss(self._values(g), old_values, ret, mask, clip=self.cfg.critic.value_clip, norm=norm)
+        for g, ret, old, mask in zip(batch, returns, old_values, masks):
+            loss = value_loss(self._values(g), old, ret, mask, clip=self.cfg.critic.value_clip, norm=norm)
             loss.backward()
             total += loss.item()
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.cfg.optim.grad_clip)
