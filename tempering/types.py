@@ -1,9 +1,23 @@
-"""Records that cross package boundaries. Typed and frozen where possible; no bare dicts."""
+"""Records that cross package boundaries. Typed and frozen where possible; no bare dicts.
+
+What one layer reads from another's record is a typed field. The free-form dicts
+(`Score.details`, `StepResult.info`, `Turn.info`, `Task.metadata`) stay for what only the
+producer and its own package read, and for what is stored as JSON. A producer may set a
+typed field or leave the value under the field's name in its dict: a field left None is
+filled from the dict, so both ways read the same.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
+
+
+def _lift(record: Any, source: dict[str, Any], names: Iterable[str]) -> None:
+    """Fill each of `names` that is None on the frozen `record` from `source`, where it is there."""
+    for name in names:
+        if getattr(record, name) is None and source.get(name) is not None:
+            object.__setattr__(record, name, source[name])
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,18 @@ class Score:
     value: float
     passed: bool
     details: dict[str, Any] = field(default_factory=dict)
+    """The verifier's own record: what it extracted, counts, errors."""
+    status: str | None = None
+    """One word for the outcome (correct, wrong, timeout, no_answer, ...), where the verifier names one."""
+    feedback: str | None = None
+    """What to tell the model about its answer, for envs that let it try again."""
+    format_ok: bool | None = None
+    """Whether the reply had the answer format asked for (None: the verifier does not say)."""
+    extracted: Any = None
+    """The answer the verifier read out of the reply."""
+
+    def __post_init__(self) -> None:
+        _lift(self, self.details, ("status", "feedback", "format_ok", "extracted"))
 
 
 @dataclass(frozen=True)
@@ -65,6 +91,11 @@ class Task:
     reference: Any
     """The gold answer (or tests/spec) the verifier checks against."""
     metadata: dict[str, Any] = field(default_factory=dict)
+    family: str | None = None
+    """The task's family (problem type), for envs that have several."""
+
+    def __post_init__(self) -> None:
+        _lift(self, self.metadata, ("family",))
 
 
 @dataclass(frozen=True)
@@ -76,6 +107,18 @@ class StepResult:
     terminated: bool
     truncated: bool
     info: dict[str, Any] = field(default_factory=dict)
+    """The env's record of the step (its artifacts: code, logs); Turn.info keeps it."""
+    passed: bool | None = None
+    """Whether the answer so far passes (None: the env does not say)."""
+    status: str | None = None
+    """The step's outcome in one word; "timeout" counts toward Budget.max_env_timeouts."""
+    progress: float | None = None
+    """How far the task is done, 0..1, for Budget.patience (None: the step's reward stands for it)."""
+    truncated_by: str | None = None
+    """Which limit cut the episode when `truncated` (turns, tokens, ...)."""
+
+    def __post_init__(self) -> None:
+        _lift(self, self.info, ("passed", "status", "progress", "truncated_by"))
 
 
 EXEC_STATUSES = ("ok", "error", "timeout", "memory", "output_limit", "killed", "sandbox_error")
@@ -145,6 +188,13 @@ class Turn:
     """Seconds the env took to answer (sandbox runs and verification)."""
     segment: int = 0
     """Which stretch of the episode the turn belongs to: 0 is the first, k is Trajectory.segments[k - 1]."""
+    passed: bool | None = None
+    """StepResult.passed of the turn."""
+    status: str | None = None
+    """StepResult.status of the turn."""
+
+    def __post_init__(self) -> None:
+        _lift(self, self.info, ("passed", "status"))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if args.max_turns is not None:
         from tempering.eval import evaluate_episodes
 
-        if not hasattr(env, "max_turns"):
+        if not isinstance(env, envs.MultiTurn):
             raise ConfigError(f"--max-turns is for multi-turn envs (finance/*, sql/*, cad/*, code/repair-v1); "
                               f"{args.env} is single-turn: drop --max-turns")
         if args.max_turns < 1:

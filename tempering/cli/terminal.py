@@ -106,11 +106,11 @@ def _model_trials(args, tasks_dir: Path, tasks, sandbox, done) -> None:
 
     def on_done(index: int, traj) -> None:
         t, trial = runnable[index]
-        info = traj.turns[-1].info if traj.turns else {}
+        reason, tests = TerminalEnv.verdict(traj.turns[-1] if traj.turns else None)
         status = "passed" if traj.reward >= 1.0 else "failed"
-        reason = info.get("reason") or f"episode ended by the rollout budget ({traj.stop_reason}) before the tests"
+        reason = reason or f"episode ended by the rollout budget ({traj.stop_reason}) before the tests"
         done(TrialResult(t.id, t.category, t.difficulty, "model", status, reason, trial,
-                         tests=info.get("tests", {}), agent_note=f"{len(traj.turns)} turns", wall_s=traj.wall_s))
+                         tests=tests, agent_note=f"{len(traj.turns)} turns", wall_s=traj.wall_s))
 
     run_episodes(make_env, episodes, HFClient(loaded.model, loaded.tokenizer), params, budget,
                  env_workers=max(1, args.workers), on_done=on_done)

@@ -1,4 +1,5 @@
-"""The Env protocol and the single-turn environment every task-set-plus-verifier domain uses.
+"""The single-turn environment every task-set-plus-verifier domain uses (the Env and
+TaskSet protocols it satisfies are in `tempering.envs.protocols`).
 
 Splits are disjoint by construction: a generated task belongs to the test split when a hash
 of its prompt text falls in the test bucket (1 in 10), and to train otherwise. Generators
@@ -10,21 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import random
-from typing import Callable, Protocol
+from typing import Callable
 
+from tempering.envs.protocols import SPLITS, Env  # noqa: F401  (Env: re-exported, its old home)
 from tempering.errors import TaskError
 from tempering.types import Message, Score, StepResult, Task
 
-SPLITS = ("train", "test")
 TEST_BUCKETS = 10  # 1 in TEST_BUCKETS prompts is held out
-
-
-class Env(Protocol):
-    id: str
-
-    def reset(self, task: Task) -> list[Message]: ...
-
-    def step(self, action: str) -> StepResult: ...
 
 
 def split_of(text: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tempering.envs.base import split_of
+from tempering.envs.protocols import BrokenReference, FixedSize, splits_of, verifies_concurrently
 from tempering.envs.registry import make
 
 
@@ -25,18 +26,18 @@ def check_env(env_id: str, n: int = 5) -> CheckReport:
     procedural envs, in their split. `n` tasks per split (0: all of a fixed dataset)."""
     env = make(env_id)
     report = CheckReport(env_id)
-    splits = getattr(env, "splits", ("train", "test"))
+    fixed = isinstance(env, FixedSize)  # a fixed dataset: its splits are its own, not the hash's
     tasks = []
-    for split in splits:
+    for split in splits_of(env):
         count = n
-        if hasattr(env, "size"):
+        if fixed:
             count = env.size(split) if n == 0 else min(n, env.size(split))
         for i in range(count):
             task = env.task(split, i)
             tasks.append(task)
             if env.task(split, i) != task:
                 report.problems.append(f"{task.id}: the same seed gave a different task")
-            if not hasattr(env, "size") and split_of("\n".join(m.content for m in task.prompt)) != split:
+            if not fixed and split_of("\n".join(m.content for m in task.prompt)) != split:
                 report.problems.append(f"{task.id}: prompt hashes to the other split")
 
     def verify_all(task) -> list[str]:
@@ -47,13 +48,13 @@ def check_env(env_id: str, n: int = 5) -> CheckReport:
         empty = env.verify(task, "")
         if empty.passed or empty.value > 0.0:
             problems.append(f"{task.id}: an empty answer scored {empty.value}")
-        if hasattr(env, "broken_response"):
+        if isinstance(env, BrokenReference):
             broken = env.verify(task, env.broken_response(task))
             if broken.passed or broken.value >= 1.0:
                 problems.append(f"{task.id}: a broken variant of the reference passed")
         return problems
 
-    if getattr(env, "concurrent_verify", False):
+    if verifies_concurrently(env):
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(8) as pool:

@@ -40,8 +40,8 @@ class FeedbackEnv(SingleTurnEnv):
     # -- what a domain may override ------------------------------------------------------
     def feedback(self, task: Task, score: Score) -> str:
         """The next user message after a wrong answer. Default: the verifier's
-        `details["feedback"]`, else a plain "not correct"."""
-        return score.details.get("feedback") or "That answer is not correct."
+        `Score.feedback`, else a plain "not correct"."""
+        return score.feedback or "That answer is not correct."
 
     def tool(self, task: Task, action: str) -> str | None:
         """The output of a tool the reply calls, or None when the reply is an answer."""
@@ -69,7 +69,7 @@ class FeedbackEnv(SingleTurnEnv):
             if output is not None:
                 return self._reply(action, output, {**info, "tool": True, "passed": False})
         score = self.verify(task, action)
-        info.update(passed=score.passed, score=score.value, status=score.details.get("status"))
+        info.update(passed=score.passed, score=score.value, status=score.status)
         if not score.passed and not last:
             note = f"\n(reply {self._turn + 1} of {self.max_turns})"
             return self._reply(action, self.feedback(task, score) + note, info)

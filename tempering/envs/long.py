@@ -174,7 +174,7 @@ class LongEnv(SingleTurnEnv):
         scores = [self.grade(sub, (), response).score for sub in subtasks]
         passed = sum(s.passed for s in scores)
         return Score(passed / len(subtasks), passed == len(subtasks),
-                     {"subtasks": {sub.name: s.details.get("status") for sub, s in zip(subtasks, scores)}})
+                     {"subtasks": {sub.name: s.status for sub, s in zip(subtasks, scores)}})
 
     def _grade(self, action: str) -> StepResult:
         """Grade a reply against the open subtask, then the following ones while it passes."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+from tempering.envs.protocols import CompressesContext
 from tempering.errors import ConfigError, TaskError
 from tempering.types import Message, Score, StepResult, Task
 
@@ -52,7 +53,7 @@ class MixedEnv:
     def reset(self, task: Task) -> list[Message]:
         self._active = copy.copy(self.owner(task))  # one env per episode: it keeps the episode's state
         self.__dict__.pop("context_messages", None)
-        if hasattr(self._active, "context_messages"):  # this episode's env can compress its conversation
+        if isinstance(self._active, CompressesContext):  # this episode's env can compress its conversation
             self.context_messages = self._active.context_messages
         return self._active.reset(task)
 

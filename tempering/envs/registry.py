@@ -10,6 +10,7 @@ import sys
 from typing import Callable
 
 from tempering.envs.base import SingleTurnEnv
+from tempering.envs.protocols import MultiTurn
 from tempering.errors import ConfigError, UnknownEnvError
 
 
@@ -120,6 +121,6 @@ def make_from_config(env_cfg, max_turns: int = 1) -> SingleTurnEnv:
         env = make(env_cfg.id, **options.get(env_cfg.id, {}))
         members = [env]
     for member in members:
-        if max_turns > 1 and isinstance(getattr(member, "max_turns", None), int):
+        if max_turns > 1 and isinstance(member, MultiTurn):
             member.max_turns = max_turns
     return env

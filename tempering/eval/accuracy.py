@@ -67,8 +67,7 @@ def evaluate(client: InferenceClient, env: SingleTurnEnv, split: str = "test", n
                 ref = task.reference if isinstance(task.reference, (str, int, float)) else getattr(
                     task.reference, "id", str(task.reference))
                 items.append({"id": task.id, "passed": score.passed, "reference": ref,
-                              "status": score.details.get("status"),
-                              "extracted": score.details.get("extracted"), "format_ok": score.details.get("format_ok"),
+                              "status": score.status, "extracted": score.extracted, "format_ok": score.format_ok,
                               "response": comp.text})
             bar.update(job, advance=len(chunk))
     correct = sum(i["passed"] for i in items)
@@ -90,8 +89,8 @@ def evaluate_episodes(client, env_id: str, split: str = "test", n: int = 50, max
     t0 = time.perf_counter()
     trajs = run_episodes(lambda: envs.make(env_id, **{**(options or {}), "max_turns": max_turns}), tasks, client,
                          SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens), Budget(max_turns=max_turns))
-    items = [{"id": t.id, "family": t.metadata.get("family"), "passed": bool(tr.turns[-1].info.get("passed")),
-              "reward": tr.reward, "turns": len(tr.turns), "status": tr.turns[-1].info.get("status"),
+    items = [{"id": t.id, "family": t.family, "passed": bool(tr.turns[-1].passed),
+              "reward": tr.reward, "turns": len(tr.turns), "status": tr.turns[-1].status,
               "replies": [turn.action for turn in tr.turns],
               "feedback": [m.content for turn in tr.turns for m in turn.feedback]} for t, tr in zip(tasks, trajs)]
     correct = sum(i["passed"] for i in items)

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from tempering.errors import ConfigError
+from tempering.rollout.base import StreamingClient
 from tempering.types import SamplingParams
 
 SAMPLER = "row-streams"
@@ -72,7 +73,7 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
 
     def record(task, comps, scores) -> None:
         done[task.id] = {"id": task.id, "n": samples, "correct": sum(s.passed for s in scores),
-                         "statuses": [s.details.get("status") for s in scores],
+                         "statuses": [s.status for s in scores],
                          "tokens": [len(c.token_ids) for c in comps]}
         if progress:
             with open(progress, "a") as f:
@@ -83,7 +84,7 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
             for i, task in enumerate(tasks[start:start + batch_size]) if task.id not in done]
     with ThreadPoolExecutor(workers) as pool:
         score = lambda task, comps: list(pool.map(lambda c: env.verify(task, c.text), comps))  # noqa: E731
-        if hasattr(client, "engine"):
+        if isinstance(client, StreamingClient):
             verify_each = lambda task, comps: [env.verify(task, c.text) for c in comps]  # noqa: E731
             _stream(client, todo, samples, temperature, max_new_tokens, pool, verify_each, record)
         else:

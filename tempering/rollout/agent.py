@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from tempering.envs.protocols import CompressesContext
 from tempering.errors import TaskError
 from tempering.rollout.engine import Request, mix
 from tempering.rollout.hf import chat_prompt_ids
@@ -41,9 +42,9 @@ class Budget:
     """End after this many identical actions in a row ("repeated_action"); 0: off."""
     max_env_timeouts: int = 0
     """End after this many turns in a row whose run timed out in the sandbox
-    (info["status"] == "timeout") ("timeouts"); 0: off."""
+    (StepResult.status == "timeout") ("timeouts"); 0: off."""
     patience: int = 0
-    """End after this many turns without a new best progress (info["progress"], else the
+    """End after this many turns without a new best progress (StepResult.progress, else the
     turn's reward) ("no_progress"); 0: off."""
     context_budget: int = 0
     """Compress past this many tokens: when the next turn's prompt would be longer and the
@@ -132,17 +133,17 @@ class _Episode:
             return
         self.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
                                info=dict(result.info), span=(start, len(self.ids)), env_s=env_s,
-                               segment=len(self.closed)))
+                               segment=len(self.closed), passed=result.passed, status=result.status))
         if result.terminated or result.truncated:
             self.terminated = result.terminated
-            self.stop = "terminated" if result.terminated else result.info.get("truncated_by", "env")
+            self.stop = "terminated" if result.terminated else (result.truncated_by or "env")
             return
         self.stop = self._watchdog(result, budget)
         if not self.stop:
             extra = feedback_ids(tok, self.messages[:-1], comp.text, comp.token_ids, result.messages)
             self.messages += result.messages
             if budget.context_budget and len(self.ids) + len(extra) > budget.context_budget \
-                    and hasattr(self.env, "context_messages"):
+                    and isinstance(self.env, CompressesContext):
                 self._compress(tok, budget.context_budget)
                 return
             self.ids += extra
@@ -171,10 +172,10 @@ class _Episode:
 
     def _watchdog(self, result: StepResult, budget: Budget) -> str:
         """Why to cut a continuing episode now, or "" to go on."""
-        progress = float(result.info.get("progress", result.reward))
+        progress = float(result.reward if result.progress is None else result.progress)
         self.stale = 0 if progress > self.best else self.stale + 1
         self.best = max(self.best, progress)
-        self.timeouts = self.timeouts + 1 if result.info.get("status") == "timeout" else 0
+        self.timeouts = self.timeouts + 1 if result.status == "timeout" else 0
         actions = [t.action for t in self.turns]
         if len(self.turns) >= budget.max_turns:
             return "turns"

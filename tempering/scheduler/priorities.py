@@ -20,6 +20,7 @@ import random
 from dataclasses import dataclass
 
 from tempering.envs.mix import MixedEnv
+from tempering.envs.protocols import families_of
 from tempering.scheduler.curriculum import FamilyCurriculum
 from tempering.types import Task
 
@@ -66,7 +67,7 @@ class TaskSampler:
         else:
             self.domains = {env.id: env}
             self.weights = {env.id: 1.0}
-        self.curricula = {d: FamilyCurriculum(tuple(getattr(e, "families", ())) if curriculum else ())
+        self.curricula = {d: FamilyCurriculum(families_of(e) if curriculum else ())
                           for d, e in self.domains.items()}
         self.cursor = 0
         """Index of the next fresh task (shared across domains)."""

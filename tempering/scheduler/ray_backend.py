@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 import ray
 
+from tempering.envs.protocols import CompressesContext
 from tempering.errors import ConfigError, TemperingError
 from tempering.types import Completion, Message, SamplingParams, Score, StepResult, Task, Trajectory
 
@@ -41,7 +42,7 @@ WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 class RayRollout:
-    """The LocalRollout interface over rollout and sandbox actors (see the module docstring).
+    """The RolloutBackend (scheduler.backends) over rollout and sandbox actors (see the module docstring).
 
     `rollout_cpus` and `sandbox_cpus` are what each actor reserves (Ray sets a worker's
     OMP_NUM_THREADS, and so torch's thread count, from it); `rollout_gpus` > 0 puts each
@@ -183,7 +184,7 @@ class RolloutWorker:
 
 class RemoteEnv:
     """What run_episodes sees in a rollout worker: an env whose episode lives in a sandbox
-    worker, under the episode's id."""
+    worker (a StepRunner actor), under the episode's id."""
 
     def __init__(self, sandbox, key: int) -> None:
         self.sandbox, self.key = sandbox, key
@@ -204,7 +205,7 @@ class RemoteEnv:
 
 
 class SandboxWorker:
-    """The training env (cfg.env: one env or a mix). Verifies answers on `env_workers`
+    """A StepRunner (scheduler.backends) on a Ray actor: the training env (cfg.env: one env or a mix). Verifies answers on `env_workers`
     threads and keeps one copy of the env per running episode; runs up to env_workers
     calls at once (the actor's max_concurrency)."""
 
@@ -227,7 +228,7 @@ class SandboxWorker:
     def reset(self, key: int, task: Task) -> tuple[list[Message], bool]:
         """The episode's first messages, and whether its env can compress the conversation."""
         env = self.episodes[key] = copy.copy(self.env)
-        return env.reset(task), hasattr(env, "context_messages")
+        return env.reset(task), isinstance(env, CompressesContext)
 
     def context_messages(self, key: int, count_tokens, budget: int) -> list[Message]:
         return self.episodes[key].context_messages(count_tokens, budget)

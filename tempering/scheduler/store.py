@@ -52,9 +52,10 @@ CREATE TABLE IF NOT EXISTS metrics (step INTEGER PRIMARY KEY, data TEXT);
 STORE_FILE = "store.sqlite"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EpisodeRecord:
-    """One finished attempt as the trainer needs it back."""
+    """One finished attempt as the trainer needs it back. Built by keyword only: 19 fields
+    in a row are too easy to shift by one."""
 
     step: int
     round: int
@@ -144,9 +145,10 @@ class Store:
                 "SELECT step, round, slot, task_id, domain, family, reward, passed, turns, truncated, stop_reason, env_s, "
                 f"prompt_ids, sequence, mask, wall_s, logprobs, segments FROM episodes {where} ORDER BY step, round, slot",
                 args).fetchall()
-        return [EpisodeRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6], bool(r[7]), r[8], bool(r[9]), r[10], r[11],
-                              _tuple(r[12]), _tuple(r[13]), _tuple(r[14]), r[15],
-                              tuple(float(x) for x in r[16].split(",")) if r[16] else (),
+        return [EpisodeRecord(step=r[0], round=r[1], slot=r[2], task_id=r[3], domain=r[4], family=r[5], reward=r[6],
+                              passed=bool(r[7]), turns=r[8], truncated=bool(r[9]), stop_reason=r[10], env_s=r[11],
+                              prompt_ids=_tuple(r[12]), sequence=_tuple(r[13]), mask=_tuple(r[14]), wall_s=r[15],
+                              logprobs=tuple(float(x) for x in r[16].split(",")) if r[16] else (),
                               segments=tuple(Segment.from_dict(d) for d in json.loads(r[17])) if r[17] else ())
                 for r in rows]
 

@@ -73,22 +73,27 @@ def completion_record(key: tuple[int, int, int], task: Task, family, c: Completi
                       env_s: float) -> EpisodeRecord:
     """A single-turn attempt as a stored episode."""
     truncated = c.finish_reason == "length"
-    return EpisodeRecord(*key, task.id, task.domain, family, score.value, score.passed, 1, truncated,
-                         "tokens" if truncated else "terminated", env_s, c.prompt_ids, c.token_ids,
-                         (1,) * len(c.token_ids), logprobs=c.logprobs, turn_records=({
-                             "reward": score.value, "status": score.details.get("status"), "env_s": env_s,
+    step, round_, slot = key
+    return EpisodeRecord(step=step, round=round_, slot=slot, task_id=task.id, domain=task.domain, family=family,
+                         reward=score.value, passed=score.passed, turns=1, truncated=truncated,
+                         stop_reason="tokens" if truncated else "terminated", env_s=env_s, prompt_ids=c.prompt_ids,
+                         sequence=c.token_ids, mask=(1,) * len(c.token_ids), logprobs=c.logprobs, turn_records=({
+                             "reward": score.value, "status": score.status, "env_s": env_s,
                              "reply": c.text, "info": score.details},))
 
 
 def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajectory) -> EpisodeRecord:
     """A multi-turn episode as a stored episode, with each turn's reply, feedback and record."""
     n = t.prompt_len
-    turns = tuple({"reward": u.reward, "status": u.info.get("status"), "env_s": u.env_s, "reply": u.action,
+    turns = tuple({"reward": u.reward, "status": u.status, "env_s": u.env_s, "reply": u.action,
                    "segment": u.segment,
                    "feedback": "\n\n".join(m.content for m in u.feedback),
                    "info": {k: v for k, v in u.info.items() if k != "code"}} for u in t.turns)
-    passed = bool(t.turns and t.turns[-1].info.get("passed"))
-    return EpisodeRecord(*key, task.id, task.domain, family, t.reward, passed, len(t.turns),
-                         t.stop_reason in ("tokens", "context"), t.stop_reason, sum(u.env_s for u in t.turns),
-                         t.token_ids[:n], t.token_ids[n:], t.loss_mask[n:], t.wall_s, t.logprobs[n:], turns,
-                         t.segments)
+    passed = bool(t.turns and t.turns[-1].passed)
+    step, round_, slot = key
+    return EpisodeRecord(step=step, round=round_, slot=slot, task_id=task.id, domain=task.domain, family=family,
+                         reward=t.reward, passed=passed, turns=len(t.turns),
+                         truncated=t.stop_reason in ("tokens", "context"), stop_reason=t.stop_reason,
+                         env_s=sum(u.env_s for u in t.turns), prompt_ids=t.token_ids[:n], sequence=t.token_ids[n:],
+                         mask=t.loss_mask[n:], wall_s=t.wall_s, logprobs=t.logprobs[n:], turn_records=turns,
+                         segments=t.segments)

@@ -17,8 +17,9 @@ from tempering.trainer import prepare_run, train
 
 
 def _record(step, slot, passed, task="math/t/1", stop="terminated"):
-    return EpisodeRecord(step, 0, slot, task, "math", "add", float(passed), passed, 2, False, stop, 0.1,
-                         (1, 2, 3), (4, 5, 6, 7), (1, 1, 0, 1), wall_s=0.5 + slot,
+    return EpisodeRecord(step=step, round=0, slot=slot, task_id=task, domain="math", family="add",
+                         reward=float(passed), passed=passed, turns=2, truncated=False, stop_reason=stop, env_s=0.1,
+                         prompt_ids=(1, 2, 3), sequence=(4, 5, 6, 7), mask=(1, 1, 0, 1), wall_s=0.5 + slot,
                          turn_records=({"reward": 0.0, "status": "failed", "env_s": 0.05, "reply": "v1",
                                         "feedback": "AssertionError", "info": {"log": "x"}},
                                        {"reward": float(passed), "status": "passed", "env_s": 0.05, "reply": "v2"}))

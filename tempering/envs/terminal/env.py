@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tempering.errors import TaskError
 from tempering.envs.context import compress
-from tempering.types import Message, Score, StepResult, Task
+from tempering.types import Message, Score, StepResult, Task, Turn
 
 from .agents import skip_reason
 from .runner import TaskSession
@@ -160,6 +160,13 @@ class TerminalEnv:
         self._history += [Message("assistant", action), Message("user", note)]
         return StepResult((Message("user", note),), 0.0, False, False, info)
 
+    @staticmethod
+    def verdict(last: Turn | None) -> tuple[str | None, dict]:
+        """(why the tests passed or failed, per-test outcomes) as an episode's last turn
+        recorded them; (None, {}) when the episode ended before the tests ran."""
+        info = last.info if last is not None else {}
+        return info.get("reason"), info.get("tests", {})
+
     def _finish(self, info: dict, terminated: bool, why: str) -> StepResult:
         outcome = self._session.test()
         self.close()
@@ -188,4 +195,4 @@ class TerminalEnv:
         """A one-reply episode: run `response`'s bash block, then the tests."""
         self.reset(task)
         result = self.step(response if _DONE.search(_BLOCK.sub("", response)) else response + "\nDONE")
-        return Score(result.reward, bool(result.info.get("passed")), result.info)
+        return Score(result.reward, bool(result.passed), result.info)
