@@ -1,11 +1,13 @@
 """One exception tree for everything a user can get wrong.
 
     TemperingError            user-facing; the CLI prints the message and exits 2
-    ├── ConfigError           bad config file, unknown key, malformed --set
+    ├── ConfigError           bad config file, unknown key, malformed --set, bad option
     ├── ModelNotFoundError    no such preset or model directory
     ├── UnknownEnvError       no such environment id
-    ├── TaskError             malformed task or split
-    └── RunDirError           missing or incompatible run directory for --resume
+    ├── TaskError             malformed task, split or episode call (step before reset)
+    ├── RunDirError           missing or incompatible run directory for --resume
+    ├── SandboxUnavailable    this machine cannot give the isolation the sandbox requires
+    └── SandboxInputError     malformed sandbox request (language, path, limits); also a ValueError
 
 Each message names the problem and the fix. Bugs are not TemperingErrors: they keep
 their traceback.

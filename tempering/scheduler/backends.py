@@ -8,8 +8,10 @@ they happen:
                                        returns {"env_wait_s": ...} (0 where unknown)
     sync()                             the policy's weights changed: refresh any copies
 
-`LocalRollout` runs everything in this process, on the policy's own weights. `RayRollout`
-(`tempering.scheduler.ray_backend`) runs the same calls on rollout and sandbox actors.
+`RolloutBackend` is that swap point as a protocol. `LocalRollout` runs everything in this
+process, on the policy's own weights. `RayRollout` (`tempering.scheduler.ray_backend`) runs
+the same calls on rollout actors, whose episodes step their envs through a `StepRunner`
+(a sandbox actor holding the env copies).
 Because every sample draws from a stream fixed by its seed, not by its batch, both give
 the same trajectories for the same seeds.
 """
@@ -19,14 +21,53 @@ from __future__ import annotations
 import copy
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, Sequence
+from typing import Callable, Protocol, Sequence
 
+from tempering.envs import TaskSet
 from tempering.rollout import Budget, HFClient, run_episodes
-from tempering.types import Completion, SamplingParams, Score, Task, Trajectory
+from tempering.rollout.base import TokenClient
+from tempering.types import Completion, Message, SamplingParams, Score, StepResult, Task, Trajectory
+
+
+class RolloutBackend(Protocol):
+    """What the RL step asks of wherever rollouts run (see the module docstring)."""
+
+    def sample(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
+               seeds: Sequence[Sequence[int]]) -> list[Completion]: ...
+
+    def verify(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[tuple[Score, float]]: ...
+
+    def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget, overlap: bool,
+             on_done: Callable[[int, Trajectory], None]) -> dict:
+        """One episode per task; each goes to `on_done(id, trajectory)` as it ends. Returns
+        {"env_wait_s": seconds generation waited on envs}."""
+
+    def sync(self) -> None:
+        """The policy's weights changed: refresh any copies."""
+
+    def close(self) -> None: ...
+
+
+class StepRunner(Protocol):
+    """Where episodes' envs live when generation runs elsewhere (`ray_backend.SandboxWorker`):
+    one env copy per running episode, named by its key."""
+
+    def verify(self, tasks: list[Task], texts: list[str]) -> list[tuple[Score, float]]: ...
+
+    def reset(self, key: int, task: Task) -> tuple[list[Message], bool]:
+        """The episode's first messages, and whether its env can compress the conversation."""
+
+    def context_messages(self, key: int, count_tokens: Callable[[str], int], budget: int) -> list[Message]: ...
+
+    def step(self, key: int, action: str) -> StepResult: ...
+
+    def close(self, key: int) -> None: ...
 
 
 class LocalRollout:
-    def __init__(self, client: HFClient, env, env_workers: int = 8) -> None:
+    """A RolloutBackend in this process."""
+
+    def __init__(self, client: TokenClient, env: TaskSet, env_workers: int = 8) -> None:
         self.client, self.env, self.env_workers = client, env, env_workers
 
     def sample(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
@@ -58,7 +99,7 @@ def timed_verify(env, task: Task, text: str) -> tuple[Score, float]:
     return score, time.perf_counter() - t
 
 
-def make_rollout(cfg, env, policy, tokenizer):
+def make_rollout(cfg, env, policy, tokenizer) -> RolloutBackend:
     """The backend cfg.scheduler.backend names."""
     r = cfg.rollout
     if cfg.scheduler.backend == "ray":

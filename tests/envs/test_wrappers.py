@@ -46,14 +46,9 @@ def test_bad_limits():
 
 def test_run_episode_stops_on_a_wrapped_limit(tiny):
     from tempering.rollout import run_episode
-    from tempering.types import Completion, SamplingParams
+    from tempering.rollout.fake import ScriptedClient
+    from tempering.types import SamplingParams
 
-    class Echo:
-        tokenizer = tiny.tokenizer
-
-        def generate_ids(self, prompt_ids, params, seeds=None):
-            ids = tiny.tokenizer.encode("ok", add_special_tokens=False)
-            return [Completion("ok", tuple(prompt_ids[0]), tuple(ids), tuple(0.0 for _ in ids), "length")]
-
-    traj = run_episode(TurnLimit(Endless(), 3), TASK, Echo(), SamplingParams(max_new_tokens=4))
+    echo = ScriptedClient(tiny.tokenizer, ["ok"], repeat_last=True)
+    traj = run_episode(TurnLimit(Endless(), 3), TASK, echo, SamplingParams(max_new_tokens=4))
     assert len(traj.turns) == 3 and traj.truncated and traj.stop_reason == "turns"

@@ -6,28 +6,8 @@ import pytest
 
 from tempering.rollout import Budget, HFClient, run_episode
 from tempering.rollout.agent import _render
-from tempering.types import Completion, Message, SamplingParams, StepResult, Task
-
-
-class ScriptedClient:
-    """Replies with fixed texts, as the real client would: the reply's tokens plus the
-    end-of-turn token (or none, when `cut` says the reply ran out of tokens)."""
-
-    def __init__(self, tokenizer, replies: list[str], cut: set[int] = frozenset()):
-        self.tokenizer, self.replies, self.cut, self.calls = tokenizer, replies, cut, []
-
-    def generate_ids(self, prompt_ids, params, seeds=None):
-        turn = len(self.calls)
-        self.calls.append(list(prompt_ids[0]))
-        text = self.replies[turn]
-        ids = self.tokenizer.encode(text, add_special_tokens=False)
-        if turn not in self.cut:
-            ids.append(self.tokenizer.convert_tokens_to_ids("<|im_end|>"))
-        if len(ids) > params.max_new_tokens:  # as a real client would
-            ids = ids[: params.max_new_tokens]
-            text = self.tokenizer.decode(ids, skip_special_tokens=True)
-        return [Completion(text=text, prompt_ids=tuple(prompt_ids[0]), token_ids=tuple(ids),
-                           logprobs=tuple(-0.5 for _ in ids), finish_reason="stop")]
+from tempering.rollout.fake import ScriptedClient
+from tempering.types import Message, SamplingParams, StepResult, Task
 
 
 class FixItEnv:
@@ -73,7 +53,7 @@ def test_round_trip_and_mask_over_three_turns(tiny):
     unmasked = tok.decode([t for t, m in zip(traj.token_ids, traj.loss_mask) if not m])
     assert "NameError" in unmasked and "You fix code." in unmasked and "return x" not in unmasked
     # Each turn was prompted with exactly the tokens so far: token-in, not re-rendered text.
-    for call, turn in zip(client.calls, traj.turns):
+    for call, turn in zip(client.prompts, traj.turns):
         assert call == list(traj.token_ids[: turn.span[0]])
     assert all(lp == -0.5 for lp, m in zip(traj.logprobs, traj.loss_mask) if m)
     assert all(lp == 0.0 for lp, m in zip(traj.logprobs, traj.loss_mask) if not m)

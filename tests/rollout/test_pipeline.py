@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.rollout.fake import ScriptedClient
 from tempering.types import Message, SamplingParams, StepResult, Task
 
 TASKS = [Task(id=f"t{i}", domain="test", prompt=(Message("user", f"Task number {i}: fix it."),), reference=None)
@@ -62,26 +63,13 @@ def test_a_hanging_env_is_cut_at_its_deadline_and_the_rest_completes(tiny, overl
     client = HFClient(tiny.model, tiny.tokenizer)
     t = time.monotonic()
     out = run_episodes(HangingEnv, TASKS[:4], client, SamplingParams(temperature=1.0, max_new_tokens=5, seed=0),
-                       Budget(max_turns=2, env_step_s=0.5), overlap=overlap)
+                       Budget(max_turns=2, env_step_s=3), overlap=overlap)
     took = time.monotonic() - t
     assert [o.stop_reason for o in out] == ["turns", "env_timeout", "env_error", "turns"]
-    assert "0.5 s deadline" in out[1].turns[-1].info["error"]
+    assert "3 s deadline" in out[1].turns[-1].info["error"]
     assert "RuntimeError: sandbox connection lost" in out[2].turns[-1].info["error"]
     assert len(out[0].turns) == len(out[3].turns) == 2
-    assert took < 30  # returned at all: the hung step did not hold the loop
-
-
-class StubbornClient:
-    """Replies the same text every time (a model stuck in a loop)."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-
-    def generate_ids(self, prompt_ids, params, seeds=None):
-        from tempering.types import Completion
-
-        ids = self.tokenizer.encode("print(1)", add_special_tokens=False)
-        return [Completion("print(1)", tuple(p), tuple(ids), tuple(-1.0 for _ in ids), "stop") for p in prompt_ids]
+    assert took < 300  # returned at all: the hung step did not hold the loop
 
 
 class ScriptedEnv(SlowEnv):
@@ -102,7 +90,7 @@ class ScriptedEnv(SlowEnv):
     (Budget(max_turns=9, wall_s=0.0), [{}] * 9, "wall_time", 1),
 ])
 def test_watchdogs_cut_runaway_attempts_with_a_reason(tiny, budget, infos, reason, turns):
-    out = run_episodes(lambda: ScriptedEnv(infos), TASKS[:1], StubbornClient(tiny.tokenizer),
+    out = run_episodes(lambda: ScriptedEnv(infos), TASKS[:1], ScriptedClient(tiny.tokenizer, ["print(1)"], repeat_last=True),
                        SamplingParams(max_new_tokens=16), budget)[0]
     assert (out.stop_reason, len(out.turns)) == (reason, turns)
     assert not out.terminated and out.truncated
