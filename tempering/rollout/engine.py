@@ -134,9 +134,9 @@ class Engine:
         u = torch.tensor([[uniform(r.seed, len(r.tokens))] for r in self.rows], dtype=torch.float64, device=self.logits.device)
         tok, lp = sample(self.logits, self.params, u)
         done, keep = [], []
-        for b, (row, t, l) in enumerate(zip(self.rows, tok.tolist(), lp.tolist())):
+        for b, (row, t, logprob) in enumerate(zip(self.rows, tok.tolist(), lp.tolist())):
             row.tokens.append(t)
-            row.logprobs.append(l)
+            row.logprobs.append(logprob)
             if t in self.stop_ids or (self.params.stop and self._hit_stop(row.tokens)):
                 done.append(self._finish(row, "stop"))
             elif len(row.tokens) >= row.request.max_new_tokens:
