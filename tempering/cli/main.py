@@ -15,7 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
-from tempering.sandbox.limits import Limits  # noqa: E402 - standard library only, cheap
+from tempering.cli.sandbox import add_sandbox_parsers  # noqa: E402
+from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch: cheap
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
@@ -184,100 +185,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-_EXTENSIONS = {".py": "python", ".sh": "bash", ".bash": "bash", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp"}
+_EVAL, _ROLLOUT = EvalConfig(), RolloutConfig()  # the CLI's defaults are the config's
 
 
-def _cmd_sandbox(args: argparse.Namespace) -> int:
-    from tempering.sandbox import LANGUAGES, Sandbox
-
-    if args.sandbox_cmd == "bench":
-        from tempering.sandbox.bench import report
-
-        print(report(n=args.n, runs=args.runs, compare=not args.no_compare))
-        return 0
-    if args.file == "-":
-        code = sys.stdin.read()
-        language = args.language or "python"
-    else:
-        path = Path(args.file)
-        if not path.is_file():
-            raise ConfigError(f"no such file: {args.file} (give a program file, or - to read it from stdin)")
-        code = path.read_text()
-        language = args.language or _EXTENSIONS.get(path.suffix, "python")
-    if language not in LANGUAGES:
-        raise ConfigError(f"unknown language {language!r}: choose one of {', '.join(LANGUAGES)}")
-    stdin = ""
-    if args.stdin:
-        if not Path(args.stdin).is_file():
-            raise ConfigError(f"no such file: {args.stdin} (--stdin takes a file whose bytes become the program's stdin)")
-        stdin = Path(args.stdin).read_bytes()
-    try:
-        limits = Limits(wall_s=args.timeout, cpu_s=args.timeout, memory_mb=args.memory_mb,
-                        compile_wall_s=args.compile_timeout, compile_cpu_s=args.compile_timeout)
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
-    with Sandbox(limits=limits, pool_size=1) as sb:
-        result = sb.run(code, language=language, stdin=stdin)
-    if args.json:
-        print(json.dumps(result.to_json()))
-    else:
-        sys.stdout.write(result.stdout)
-        sys.stderr.write(result.stderr)
-        sys.stdout.flush()
-        note = f" ({result.detail})" if result.detail else ""
-        print(f"[sandbox] status={result.status} exit={result.exit_code} wall={result.wall_s:.3f}s "
-              f"cpu={result.cpu_s:.3f}s peak_memory={result.peak_memory_mb:.1f}MB{note}", file=sys.stderr)
-    return 1 if result.status == "sandbox_error" else 0
-
-
-_TASK_FORMATS = ("{id, entry_point, prompt, test | cases}, or a HumanEval record "
-                 "{task_id, prompt, entry_point, test} (one line of HumanEval.jsonl)")
-
-
-def _read_code_task(path: Path) -> dict:
-    """One task record from --task: a JSON object, or a file of one JSON line."""
-    text = path.read_text()
-    try:
-        obj = json.loads(text)
-    except ValueError as e:
-        lines = [line for line in text.splitlines() if line.strip()]
-        if len(lines) > 1 and lines[0].lstrip().startswith("{") and lines[0].rstrip().endswith("}"):
-            raise ConfigError(f"{path} holds {len(lines)} JSON lines; --task takes one task, e.g. one line of it: "
-                              f"sed -n 1p {path} > task.json") from None
-        raise ConfigError(f"{path} is not JSON ({e}); a task is {_TASK_FORMATS}") from None
-    if not isinstance(obj, dict):
-        raise ConfigError(f"{path} must hold one JSON object: {_TASK_FORMATS}")
-    return obj
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    from tempering.envs.code.verify import CodeTask, verify_code
-    from tempering.sandbox import Sandbox
-
-    task_path, sol_path = Path(args.task), Path(args.solution)
-    for path, what in ((task_path, "--task"), (sol_path, "--solution")):
-        if not path.is_file():
-            raise ConfigError(f"no such file: {path} ({what} takes a file)")
-    task = CodeTask.from_json(_read_code_task(task_path))
-    with Sandbox(pool_size=1) as sb:
-        score = verify_code(task, task.module(sol_path.read_text()), sb)
-    out = {"passed": score.passed, "reward": score.value, "status": score.details["status"], "details": score.details}
-    if args.json:
-        print(json.dumps(out))
-    else:
-        print(f"{task.id}: {out['status']} (reward {score.value:g}, "
-              f"{score.details['checks_passed']}/{score.details['checks_total']} checks)")
-        for f in score.details["failures"]:
-            print(f"  {f.get('where', '')} {f.get('error', '')}".rstrip())
-    return 0
-
-
-_LIMITS = Limits()  # the CLI's sandbox defaults are the sandbox's own
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
-    sub = p.add_subparsers(dest="cmd", required=True)
+def _add_train(sub) -> None:
 
     t = sub.add_parser("train", help="train from a config (RL, sft, dpo or reward_model), or continue a run")
     t.add_argument("config", nargs="?", help="YAML config, e.g. configs/tiny-cpu.yaml")
@@ -287,13 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint")
     t.set_defaults(func=_cmd_train)
 
+
+def _add_eval(sub) -> None:
     e = sub.add_parser("eval", help="greedy accuracy on an env's held-out split")
     e.add_argument("--model", help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
     e.add_argument("--env", required=True, help="env id from `temper envs list`, or terminal (Terminal-Bench tasks)")
     e.add_argument("--split", default="test", choices=["train", "test"])
-    e.add_argument("--n", type=int, default=200)
-    e.add_argument("--max-new-tokens", type=int, default=64)
-    e.add_argument("--batch-size", type=int, default=32)
+    e.add_argument("--n", type=int, default=_EVAL.n, help=f"held-out tasks (default {_EVAL.n}, eval.n)")
+    e.add_argument("--max-new-tokens", type=int, default=_EVAL.max_new_tokens,
+                   help=f"new tokens per reply (default {_EVAL.max_new_tokens}, eval.max_new_tokens)")
+    e.add_argument("--batch-size", type=int, default=_EVAL.batch_size,
+                   help=f"prompts decoded at once (default {_EVAL.batch_size}, eval.batch_size)")
     e.add_argument("--samples", type=int, default=1, help="samples per problem for pass@k (default 1: greedy accuracy)")
     e.add_argument("--k", help="pass@k values to report, e.g. 1,10 (needs --samples >= max k)")
     e.add_argument("--temperature", type=float, default=0.8, help="sampling temperature for pass@k (default 0.8)")
@@ -311,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="import a module that registers envs of your own first (repeatable)")
     e.set_defaults(func=_cmd_eval)
 
+
+def _add_data(sub) -> None:
     dt = sub.add_parser("data", help="write sft examples or preference pairs from an env, for sft/dpo/reward_model; "
                                      "or repository tasks for the terminal runner")
     dt.add_argument("kind", choices=["sft", "pairs", "repo-tasks"],
@@ -323,18 +240,24 @@ def build_parser() -> argparse.ArgumentParser:
     dt.add_argument("--model", default="smollm2-135m-instruct", help="pairs: the model to sample")
     dt.add_argument("--samples", type=int, default=8, help="pairs: samples per task")
     dt.add_argument("--pairs-per-task", type=int, default=1, help="pairs: most pairs kept per task")
-    dt.add_argument("--temperature", type=float, default=0.7)
-    dt.add_argument("--max-new-tokens", type=int, default=64)
+    dt.add_argument("--temperature", type=float, default=_ROLLOUT.temperature,
+                    help=f"pairs: sampling temperature (default {_ROLLOUT.temperature:g}, rollout.temperature)")
+    dt.add_argument("--max-new-tokens", type=int, default=_ROLLOUT.max_new_tokens,
+                    help=f"pairs: new tokens per sample (default {_ROLLOUT.max_new_tokens}, rollout.max_new_tokens)")
     dt.add_argument("--seed", type=int, default=0)
     dt.add_argument("--modules", help="repo-tasks: only these seed modules, comma-separated (default: all)")
     dt.add_argument("--no-verify", action="store_true",
                     help="repo-tasks: skip running the oracle and noop agents on each written task")
     dt.set_defaults(func=_cmd_data)
 
+
+def _add_settings(sub) -> None:
     st = sub.add_parser("settings", help="every config key with its default and what it does")
     st.add_argument("section", nargs="?", help="only this section, e.g. algorithm")
     st.set_defaults(func=_cmd_settings)
 
+
+def _add_envs(sub) -> None:
     v = sub.add_parser("envs", help="list or check environments")
     vs = v.add_subparsers(dest="envs_cmd", required=True)
     vl = vs.add_parser("list", help="every registered env id")
@@ -346,37 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
                             help="import a module that registers envs of your own first (repeatable)")
     v.set_defaults(func=_cmd_envs)
 
-    sb = sub.add_parser("sandbox", help="run untrusted code in the sandbox, or benchmark it")
-    sbs = sb.add_subparsers(dest="sandbox_cmd", required=True)
-    r = sbs.add_parser("run", help="run one program in full isolation")
-    r.add_argument("file", help="program file, or - for stdin")
-    r.add_argument("--language", help="python, bash, c or cpp (default: from the file extension, else python)")
-    r.add_argument("--timeout", type=float, default=_LIMITS.wall_s,
-                   help=f"wall and CPU seconds of the whole run, a C/C++ compile step included unless "
-                        f"--compile-timeout is given (default {_LIMITS.wall_s:g})")
-    r.add_argument("--compile-timeout", type=float, default=_LIMITS.compile_wall_s,
-                   help="C/C++: wall and CPU seconds of the compile step on its own; --timeout then starts "
-                        "when it ends (default: the compile step spends --timeout)")
-    r.add_argument("--memory-mb", type=int, default=_LIMITS.memory_mb,
-                   help=f"memory limit of the whole run (default {_LIMITS.memory_mb})")
-    r.add_argument("--stdin", help="file whose bytes become the program's stdin")
-    r.add_argument("--json", action="store_true", help="print exactly one JSON object with the result")
-    bn = sbs.add_parser("bench", help="latency vs python3 -c and bwrap; throughput at several concurrencies")
-    bn.add_argument("--n", type=int, default=100, help="latency samples per path")
-    bn.add_argument("--runs", type=int, default=500, help="runs per throughput level")
-    bn.add_argument("--no-compare", action="store_true", help="measure only the Tempering sandbox")
-    sb.set_defaults(func=_cmd_sandbox)
 
-    vf = sub.add_parser("verify", help="check a solution against a task's tests in the sandbox")
-    vfs = vf.add_subparsers(dest="verify_cmd", required=True)
-    vc = vfs.add_parser("code", help="a Python solution against a code task")
-    vc.add_argument("--task", required=True, help="task JSON: {id, entry_point, prompt, test | cases}, or HumanEval's "
-                                                  "{task_id, prompt, entry_point, test} (a line of HumanEval.jsonl)")
-    vc.add_argument("--solution", required=True,
-                    help="the Python file to check: the whole module, or the function's body (a HumanEval completion)")
-    vc.add_argument("--json", action="store_true", help="print one JSON object: passed, reward, status, details")
-    vf.set_defaults(func=_cmd_verify)
-
+def _add_runs(sub) -> None:
     rn = sub.add_parser("runs", help="list runs, or show one run's episodes, pass rates and cut attempts")
     rns = rn.add_subparsers(dest="runs_cmd", required=True)
     rl = rns.add_parser("list", help="every run directory with a store under --root")
@@ -389,12 +283,27 @@ def build_parser() -> argparse.ArgumentParser:
     rs.add_argument("--json", action="store_true")
     rn.set_defaults(func=_cmd_runs)
 
+
+def _add_demo(sub) -> None:
     d = sub.add_parser("demo", help="evaluate SmolLM2, train it with GRPO, evaluate again")
     d.add_argument("--config", default="configs/smollm2-arith-grpo.yaml")
     d.add_argument("--minutes", type=float, default=None, help="training time budget (default: the config's)")
     d.add_argument("--n-eval", type=int, default=None, help="held-out tasks per evaluation (default: the config's)")
     d.add_argument("--run-dir")
     d.set_defaults(func=_cmd_demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="temper", description="RL post-training on executed feedback.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    _add_train(sub)
+    _add_eval(sub)
+    _add_data(sub)
+    _add_settings(sub)
+    _add_envs(sub)
+    add_sandbox_parsers(sub)
+    _add_runs(sub)
+    _add_demo(sub)
     return p
 
 

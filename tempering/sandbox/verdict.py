@@ -20,7 +20,9 @@ def verdict(info: dict, reason: str | None, wall: float, stats: dict, limits: Li
         status, detail = "sandbox_error", info["setup_error"]
     elif reason == "output_limit":
         status, detail = "output_limit", f"output passed {limits.output_bytes} bytes"
-    elif reason in ("timeout", "cpu") and compiling:
+    elif reason in ("timeout", "cpu") and (compiling or info.get("compile") == "timeout"):
+        # the compile step ran out of time: whether its own rlimit or the server's clock
+        # got there first is a race, and the verdict must not depend on it
         status, detail = "timeout", "compile timeout"
     elif reason == "timeout":
         status, detail = "timeout", f"wall time passed {limits.wall_s} s"
