@@ -1,7 +1,7 @@
 """GRPO vs Dr. GRPO vs DAPO on math/arith-v1 with SmolLM2-135M-Instruct, at equal wall time.
 
 Each algorithm starts from the same weights and trains for the same number of minutes
-with its own defaults (config.ALGORITHM_DEFAULTS: GRPO averages per sequence and keeps
+with its own defaults (config.RECIPES: GRPO averages per sequence and keeps
 every group; Dr. GRPO drops the std division and divides by a constant length; DAPO
 uses token-level means, clip-higher, dynamic sampling and overlong shaping); everything
 else comes from configs/smollm2-arith-grpo.yaml. Held-out greedy accuracy (n = 200) and

@@ -13,7 +13,7 @@ import time
 import torch
 
 from tempering.algorithms.preference import bradley_terry_loss, dpo_loss
-from tempering.config import Config
+from tempering.config import RECIPES, Config
 from tempering.trainer.data import Cursor, load_examples, load_pairs, pack, pad_batch
 from tempering.trainer.logprobs import group_logprobs
 
@@ -162,10 +162,13 @@ def pair_accuracy(model, pairs, pad_id: int, batch: int = 16) -> float:
 
 
 def make_offline_step(cfg: Config, loaded, optimizer, scheduler):
+    """The step its recipe asks for: SFT on chat rows, a reward model on pairs, or DPO on
+    pairs against a frozen copy of the start."""
     tok, d = loaded.tokenizer, cfg.data
-    if cfg.algorithm.name == "sft":
+    recipe = RECIPES[cfg.algorithm.name]
+    if recipe.data == "sft":
         return SFTStep(cfg, loaded.model, tok, optimizer, scheduler, load_examples(d.path, tok, d.max_len))
-    if cfg.algorithm.name == "reward_model":
+    if recipe.head == "reward":
         return RewardModelStep(cfg, loaded.model, tok, optimizer, scheduler, load_pairs(d.path, tok, d.max_len, end_token=False))
     from tempering.models import load
 
