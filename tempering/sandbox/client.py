@@ -241,15 +241,40 @@ class Sandbox:
             protocol.send(chan, req)
         except OSError as e:
             return _failed(f"the run did not take its request ({e})", t0)
-        cap = lim.output_bytes
+        wait = lim.total_wall_s(compiled=language in COMPILED) + _GRACE_S
+        verdict, out, err, truncated = self._read_run(chan, out_r, err_r, job, lim.output_bytes, wait, t0)
+        if verdict is None:
+            return _failed(f"no result within {wait:.0f} s; the run was killed", t0)
+        status = verdict.get("status", "sandbox_error")
+        detail = verdict.get("detail", "")
+        if truncated and status in ("ok", "error", "killed"):
+            # The run may have ended on its own before our kill for the overflow landed.
+            status, detail = "output_limit", f"output passed {lim.output_bytes} bytes"
+        elif status == "error" and language == "python" and err.rstrip().endswith(b"MemoryError"):
+            status, detail = "memory", "MemoryError"
+        return ExecResult(
+            status=status,
+            exit_code=verdict.get("exit_code"),
+            stdout=out.decode("utf-8", "replace"),
+            stderr=err.decode("utf-8", "replace"),
+            wall_s=float(verdict.get("wall_s", time.monotonic() - t0)),
+            cpu_s=float(verdict.get("cpu_s", 0.0)),
+            peak_memory_mb=float(verdict.get("peak_memory_mb", 0.0)),
+            truncated=truncated,
+            detail=detail,
+            timings=_timings(verdict.get("trace"), t0) if trace else {},
+            stdout_bytes=out,
+        )
+
+    def _read_run(self, chan, out_r, err_r, job, cap, wait, t0) -> tuple[dict | None, bytes, bytes, bool]:
+        """Read both output pipes (each up to `cap` bytes; past it, kill the run) and the
+        verdict frame, until both pipes end. The clock is the queue timeout until the server
+        says the run is assigned, then `wait`; past it, kill the run and give it 5 s more.
+        Returns (verdict or None, stdout, stderr, truncated)."""
         bufs = {out_r: bytearray(), err_r: bytearray()}
         open_fds = {out_r, err_r}
-        truncated = False
-        verdict = None
-        assigned = False
-        wait = lim.total_wall_s(compiled=language in COMPILED) + _GRACE_S
+        truncated, verdict, assigned, killed_late = False, None, False, False
         deadline = t0 + QUEUE_TIMEOUT_S
-        killed_late = False
         while verdict is None or open_fds:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -284,29 +309,7 @@ class Sandbox:
                 if len(chunk) > room and not truncated:
                     truncated = True
                     self._op({"op": "kill", "job": job, "reason": "output_limit"}, timeout=5)
-        if verdict is None:
-            return _failed(f"no result within {wait:.0f} s; the run was killed", t0)
-        stderr = bytes(bufs[err_r])
-        status = verdict.get("status", "sandbox_error")
-        detail = verdict.get("detail", "")
-        if truncated and status in ("ok", "error", "killed"):
-            # The run may have ended on its own before our kill for the overflow landed.
-            status, detail = "output_limit", f"output passed {lim.output_bytes} bytes"
-        elif status == "error" and language == "python" and stderr.rstrip().endswith(b"MemoryError"):
-            status, detail = "memory", "MemoryError"
-        return ExecResult(
-            status=status,
-            exit_code=verdict.get("exit_code"),
-            stdout=bytes(bufs[out_r]).decode("utf-8", "replace"),
-            stderr=stderr.decode("utf-8", "replace"),
-            wall_s=float(verdict.get("wall_s", time.monotonic() - t0)),
-            cpu_s=float(verdict.get("cpu_s", 0.0)),
-            peak_memory_mb=float(verdict.get("peak_memory_mb", 0.0)),
-            truncated=truncated,
-            detail=detail,
-            timings=_timings(verdict.get("trace"), t0) if trace else {},
-            stdout_bytes=bytes(bufs[out_r]),
-        )
+        return verdict, bytes(bufs[out_r]), bytes(bufs[err_r]), truncated
 
     def _forget_server(self) -> None:
         """The server is unreachable: kill it; the next run starts a new one."""

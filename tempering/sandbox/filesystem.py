@@ -49,6 +49,25 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
     pylib_fd = os.open(pylib, os.O_PATH | os.O_DIRECTORY) if pylib else None
     sc.mount("tempering-root", staging, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "size=16m,mode=0755")
     r = staging.rstrip("/")
+    _bind_system_dirs(r, pylib_fd)
+    _make_etc(r)
+    _make_dev(r)
+    for d in ("dev/shm", "proc", "tmp", "workspace", SESSIONS.lstrip("/"), ".old", *(t.lstrip("/") for t in TASK_DIRS)):
+        os.makedirs(f"{r}/{d}", mode=0o755)
+    sc.mount("proc", f"{r}/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
+    sc.mount("tempering-sessions", f"{r}{SESSIONS}", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0711")
+    sc.pivot_root(r, f"{r}/.old")
+    os.chdir("/")
+    sc.umount("/.old", sc.MNT_DETACH)
+    os.rmdir("/.old")
+    sc.mount("none", "/", None, sc.MS_REMOUNT | RO)
+    # Sessions opened later must reach slots made earlier: share, so they propagate.
+    sc.mount("none", SESSIONS, None, sc.MS_SHARED)
+
+
+def _bind_system_dirs(r: str, pylib_fd: int | None) -> None:
+    """/bin, /lib* and USR_DIRS read-only from the host (links stay links; no /sbin), and
+    the sandbox library at PYLIB."""
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         host = "/" + top
         if os.path.islink(host):
@@ -64,6 +83,11 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
         os.makedirs(f"{r}{PYLIB}")
         _bind_ro(f"/proc/self/fd/{pylib_fd}", f"{r}{PYLIB}")
         os.close(pylib_fd)
+
+
+def _make_etc(r: str) -> None:
+    """/etc: copies of ETC_COPY, read-only binds of ETC_BIND, and our own passwd, group,
+    hosts and hostname (no host account or name shows through)."""
     os.makedirs(f"{r}/etc")
     for name in ETC_COPY:
         src = "/etc/" + name
@@ -84,6 +108,10 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
     ):
         with open(f"{r}/etc/{name}", "w") as f:
             f.write(text)
+
+
+def _make_dev(r: str) -> None:
+    """/dev: binds of the DEVICES only, and the standard fd links."""
     os.makedirs(f"{r}/dev")
     for dev in DEVICES:
         open(f"{r}/dev/{dev}", "w").close()
@@ -91,17 +119,6 @@ def build_root(staging: str = "/tmp", pylib: str | None = None) -> None:
     for i, name in enumerate(("stdin", "stdout", "stderr")):
         os.symlink(f"/proc/self/fd/{i}", f"{r}/dev/{name}")
     os.symlink("/proc/self/fd", f"{r}/dev/fd")
-    for d in ("dev/shm", "proc", "tmp", "workspace", SESSIONS.lstrip("/"), ".old", *(t.lstrip("/") for t in TASK_DIRS)):
-        os.makedirs(f"{r}/{d}", mode=0o755)
-    sc.mount("proc", f"{r}/proc", "proc", sc.MS_NOSUID | sc.MS_NODEV | sc.MS_NOEXEC)
-    sc.mount("tempering-sessions", f"{r}{SESSIONS}", "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, "mode=0711")
-    sc.pivot_root(r, f"{r}/.old")
-    os.chdir("/")
-    sc.umount("/.old", sc.MNT_DETACH)
-    os.rmdir("/.old")
-    sc.mount("none", "/", None, sc.MS_REMOUNT | RO)
-    # Sessions opened later must reach slots made earlier: share, so they propagate.
-    sc.mount("none", SESSIONS, None, sc.MS_SHARED)
 
 
 _sessions_fd: int | None = None
