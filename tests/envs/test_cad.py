@@ -9,6 +9,7 @@ import pytest
 
 from tempering import envs
 from tempering.envs.cad.env import PARTIAL, PartsEnv, extract_script
+from tempering.envs.cad import tool
 from tempering.errors import ConfigError, TaskError
 
 
@@ -68,8 +69,10 @@ HOSTILE = {
 
 
 @pytest.mark.parametrize("kind", HOSTILE)
-def test_hostile_scripts_score_zero_with_a_clear_error(env, kind):
+def test_hostile_scripts_score_zero_with_a_clear_error(env, kind, monkeypatch):
     code, status, words = HOSTILE[kind]
+    if kind == "endless loop":  # a tight CPU limit on the program under test, the wall limit generous
+        monkeypatch.setattr(tool, "LIMITS", tool.LIMITS.with_(cpu_s=2, wall_s=60))
     task = env.task("test", 0, "plate")
     score = env.verify(task, f"```python\n{code}```")
     assert (score.value, score.passed) == (0.0, False) and score.details["status"] in status.split("|"), score.details
