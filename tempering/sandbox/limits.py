@@ -1,17 +1,17 @@
 """Resource limits for one sandboxed run. The defaults are the secure ones.
 
 Standard library only: the fork server and each run rebuild a `Limits` from the request
-(`Limits.from_dict`) under the system Python, with no site-packages.
+(`Limits.from_dict`) under the system Python, with no site-packages. Not a dataclass:
+`dataclasses` pulls `inspect`, `ast` and a dozen more modules into the fork server, and
+every module it holds makes each fork slower. It behaves as a frozen dataclass would
+(keyword or positional fields in order, ==, hash, repr, immutable).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields, replace
-
 _OPTIONAL = ("compile_wall_s", "compile_cpu_s")
 
 
-@dataclass(frozen=True)
 class Limits:
     wall_s: float = 10.0
     """Wall-clock limit of the run; the whole process tree dies when it passes. For C and
@@ -41,20 +41,55 @@ class Limits:
     """CPU limit of the compile step; None spends the run's `cpu_s`, a number is a budget
     of its own, as for `compile_wall_s`."""
 
-    def __post_init__(self) -> None:
-        for f in fields(self):
-            v = getattr(self, f.name)
-            if f.name == "network":
+    def __init__(self, *args, **kwargs) -> None:
+        if len(args) > len(FIELDS):
+            raise TypeError(f"Limits takes at most {len(FIELDS)} positional arguments")
+        given = dict(zip(FIELDS, args))
+        for k, v in kwargs.items():
+            if k not in FIELDS:
+                raise TypeError(f"Limits got an unexpected keyword argument {k!r}")
+            if k in given:
+                raise TypeError(f"Limits got multiple values for argument {k!r}")
+            given[k] = v
+        for name in FIELDS:
+            object.__setattr__(self, name, given.get(name, getattr(type(self), name)))
+        self._check()
+
+    def _check(self) -> None:
+        for name in FIELDS:
+            v = getattr(self, name)
+            if name == "network":
                 if v:
                     raise ValueError(
                         "Limits(network=True) is not supported: sandboxed code never gets a network; "
                         "ship the data it needs as files instead"
                     )
                 continue
-            if v is None and f.name in _OPTIONAL:
+            if v is None and name in _OPTIONAL:
                 continue
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
-                raise ValueError(f"Limits.{f.name} must be a positive number, got {v!r}")
+                raise ValueError(f"Limits.{name} must be a positive number, got {v!r}")
+
+    def __setattr__(self, name, value) -> None:
+        raise AttributeError(f"Limits is frozen: use .with_({name}=...) for a changed copy")
+
+    def __delattr__(self, name) -> None:
+        raise AttributeError("Limits is frozen")
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, name) for name in FIELDS)
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        return "Limits(" + ", ".join(f"{name}={getattr(self, name)!r}" for name in FIELDS) + ")"
+
+    def __reduce__(self):
+        return (type(self), self._values())
 
     def compile_wall(self) -> float:
         """How long the compile step may take."""
@@ -69,15 +104,20 @@ class Limits:
         return self.wall_s + ((self.compile_wall_s or 0.0) if compiled else 0.0)
 
     def with_(self, **changes) -> "Limits":
-        return replace(self, **changes)
+        """A copy with `changes` applied (checked like a new one)."""
+        return type(self)(**{**self.as_dict(), **changes})
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return {name: getattr(self, name) for name in FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Limits":
         """The limits a request carries (`as_dict`), checked again on this side."""
-        unknown = set(d) - {f.name for f in fields(cls)}
+        unknown = set(d) - set(FIELDS)
         if unknown:
             raise ValueError(f"unknown limits {sorted(unknown)}")
         return cls(**d)
+
+
+FIELDS: tuple[str, ...] = tuple(Limits.__annotations__)
+"""The limits, in order (what as_dict, from_dict and positional arguments use)."""

@@ -1,7 +1,9 @@
 """The fork server's record of one pool slot (the process run.SlotProcess becomes), from
 fork to reaping, and of the run it does: its pipes, its cgroup, its limits and clocks.
 
-Standard library and sibling modules only: the fork server imports it.
+Standard library and sibling modules only: the fork server imports it. Plain classes with
+__slots__, not dataclasses: `dataclasses` would pull a dozen modules into the server, and
+every module it holds makes each fork slower.
 """
 
 from __future__ import annotations
@@ -10,35 +12,33 @@ import os
 import signal
 import socket
 import time
-from dataclasses import dataclass, field
 
 from . import cgroups, protocol, run, syscalls as sc
 from .limits import Limits
 from .verdict import verdict
 
 
-@dataclass(eq=False)
 class Job:
-    """One run a slot was given: what the server needs to watch it and to answer."""
+    """One run a slot was given: what the server needs to watch it and to answer.
 
-    id: str
-    session: str | None
-    channel: int
-    """The caller's channel (an fd): the verdict goes there."""
-    limits: Limits
-    pidfd: int
-    t0: float
-    deadline: float
-    """monotonic time at which the run is killed for wall time"""
-    cpu_limit: float
-    cpu_base: float
-    """the group's CPU seconds when the current budget started"""
-    compiling: bool
-    """a C/C++ run whose compile step has not yet reported"""
-    reason: str | None = None
-    """why the server ended it: timeout, cpu, killed, output_limit"""
-    status_lines: bytearray = field(default_factory=bytearray)
-    replied: bool = False
+    channel     the caller's channel (an fd): the verdict goes there
+    deadline    monotonic time at which the run is killed for wall time
+    cpu_base    the group's CPU seconds when the current budget started
+    compiling   a C/C++ run whose compile step has not yet reported
+    reason      why the server ended it: timeout, cpu, killed, output_limit
+    """
+
+    __slots__ = ("id", "session", "channel", "limits", "pidfd", "t0", "deadline", "cpu_limit", "cpu_base",
+                 "compiling", "reason", "status_lines", "replied")
+
+    def __init__(self, id: str, session: str | None, channel: int, limits: Limits, pidfd: int, t0: float,
+                 deadline: float, cpu_limit: float, cpu_base: float, compiling: bool) -> None:
+        self.id, self.session, self.channel, self.limits, self.pidfd = id, session, channel, limits, pidfd
+        self.t0, self.deadline, self.cpu_limit, self.cpu_base = t0, deadline, cpu_limit, cpu_base
+        self.compiling: bool = compiling
+        self.reason: str | None = None
+        self.status_lines = bytearray()
+        self.replied = False
 
     def over_limit(self, now: float, cpu_used: float | None) -> str | None:
         """Why the run must end now, if it must: "timeout" (wall) or "cpu"."""
@@ -58,18 +58,21 @@ class Job:
             self.cpu_base, self.cpu_limit = cpu_now, self.limits.cpu_s
 
 
-@dataclass(eq=False)
 class Slot:
-    id: str
-    pid: int
-    ctl: socket.socket
-    """control socket: "ready", then the request's header and fds"""
-    group: cgroups.JobGroup | None
-    st_r: int
-    """status lines from the sandbox's own code in the slot (set-up errors, compile)"""
-    dn_r: int
-    """a Python program's exit code, written the moment it is done"""
-    job: Job | None = None
+    """One pool slot, from fork to reaping.
+
+    ctl     control socket: "ready", then the request's header and fds
+    st_r    status lines from the sandbox's own code in the slot (set-up errors, compile)
+    dn_r    a Python program's exit code, written the moment it is done
+    job     the run it is doing, once it has one
+    """
+
+    __slots__ = ("id", "pid", "ctl", "group", "st_r", "dn_r", "job")
+
+    def __init__(self, id: str, pid: int, ctl: socket.socket, group: cgroups.JobGroup | None, st_r: int,
+                 dn_r: int) -> None:
+        self.id, self.pid, self.ctl, self.group, self.st_r, self.dn_r = id, pid, ctl, group, st_r, dn_r
+        self.job: Job | None = None
 
     def kill(self) -> None:
         try:
