@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import random
 from pathlib import Path
 
 import torch
 
 from tempering.algorithms import ADVANTAGES
 from tempering.config import FALLBACK_DEFAULTS, GAE, RECIPES, AlgorithmConfig, Recipe, load_config
-from tempering.envs import SingleTurnEnv
-from tempering.types import Message, Score, Task
+from tempering.envs.fake import parity_env
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "algorithms.md"
 
@@ -44,19 +42,6 @@ def sign_advantages(rewards: torch.Tensor) -> torch.Tensor:
     return torch.sign(rewards - rewards.mean(dim=1, keepdim=True))
 
 
-def _parity_env() -> SingleTurnEnv:
-    """Reward 1 for a reply with an even count of 'e's: a random tiny model scores about half the time."""
-    def generate(rng: random.Random, family):
-        return Task(id="", domain="test", prompt=(Message("user", f"Say something about {rng.randint(0, 10**9)}."),),
-                    reference=None)
-
-    def verify(task, response):
-        ok = response.count("e") % 2 == 0
-        return Score(float(ok), ok)
-
-    return SingleTurnEnv("test/parity-v1", generate, verify, lambda t: "ok")
-
-
 def test_a_new_algorithm_is_one_estimator_and_one_row(tmp_path, monkeypatch, capsys):
     from tempering.cli.main import main
     from tempering.trainer import prepare_run, train
@@ -74,7 +59,7 @@ def test_a_new_algorithm_is_one_estimator_and_one_row(tmp_path, monkeypatch, cap
     cfg = load_config("configs/tiny-cpu.yaml", ["algorithm.name=sign_pg", "algorithm.beta=0"])
     assert cfg.algorithm.loss_agg == "token_mean"  # the row's default resolved
     prepare_run(cfg, tmp_path)
-    metrics = train(cfg, tmp_path, steps=2, progress=False, env=_parity_env())
+    metrics = train(cfg, tmp_path, steps=2, progress=False, env=parity_env())
 
     assert [m["step"] for m in metrics] == [1, 2]
     assert len(seen) == 2 and all(r.shape == (2, 4) for r in seen)  # once per step: 2 prompts x 4 attempts

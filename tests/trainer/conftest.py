@@ -2,25 +2,10 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from tempering.envs import SingleTurnEnv
-from tempering.types import Message, Score, Task
-
-
-def make_parity_env() -> SingleTurnEnv:
-    """Reward 1 for a reply with an even count of 'e's."""
-    def generate(rng: random.Random, family):
-        return Task(id="", domain="test", prompt=(Message("user", f"Say something about {rng.randint(0, 10**9)}."),),
-                    reference=None)
-
-    def verify(task, response):
-        ok = response.count("e") % 2 == 0
-        return Score(float(ok), ok)
-
-    return SingleTurnEnv("test/parity-v1", generate, verify, lambda t: "ok")
+from tempering.envs.fake import parity_env as make_parity_env
 
 
 @pytest.fixture
