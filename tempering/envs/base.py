@@ -5,6 +5,11 @@ Splits are disjoint by construction: a generated task belongs to the test split 
 of its prompt text falls in the test bucket (1 in 10), and to train otherwise. Generators
 draw candidates from a seeded stream until one lands in the requested split, so no training
 prompt can ever equal a held-out prompt, whatever the seeds.
+
+An env may also hold out whole schemas, families or layouts: given an `unseen` generator,
+it has a third split, `unseen`, drawn only from material the train and test generators
+never use (SQL schemas of held-out themes, CAD families, filing layouts). `test` measures
+the instances of what training saw; `unseen` measures the skill beyond it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from tempering.errors import TaskError
 from tempering.types import Message, Score, StepResult, Task
 
 TEST_BUCKETS = 10  # 1 in TEST_BUCKETS prompts is held out
+UNSEEN = "unseen"
+"""The split of held-out schemas, families or layouts (envs built with an `unseen` generator)."""
 
 
 def split_of(text: str) -> str:
@@ -54,7 +61,8 @@ class SingleTurnEnv(OneAnswer):
     """A procedural task set plus a verifier; the episode ends after one answer."""
 
     def __init__(self, id: str, generate: Generator, verify: Verifier, reference_response: Callable[[Task], str],
-                 families: tuple[str, ...] = ()):
+                 families: tuple[str, ...] = (), unseen: Generator | None = None,
+                 unseen_families: tuple[str, ...] = ()):
         self.id = id
         self.domain = id.split("/")[0]
         self._generate = generate
@@ -63,15 +71,25 @@ class SingleTurnEnv(OneAnswer):
         """Text a perfect model would write for a task; check_env scores it."""
         self.families = families
         """Task families (problem types) a curriculum can weight; empty when there is one."""
+        self._unseen = unseen
+        self.unseen_families = unseen_families
+        """Families only the unseen split draws (training never sees them)."""
+        self.splits = SPLITS + ((UNSEEN,) if unseen is not None else ())
+        """train and test, plus unseen when the env holds out whole schemas, families or layouts."""
         self._task: Task | None = None
 
     def task(self, split: str, index: int, family: str | None = None) -> Task:
         """The index-th task of a split (deterministic)."""
-        if split not in SPLITS:
-            raise TaskError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
-        if family is not None and family not in self.families:
-            raise TaskError(f"env {self.id} has no task family {family!r}; families: {', '.join(self.families) or '(none)'}")
+        if split not in self.splits:
+            raise TaskError(f"env {self.id} has no split {split!r}: use one of {', '.join(self.splits)}")
+        known = self.unseen_families if split == UNSEEN and self.unseen_families else self.families
+        if family is not None and family not in known:
+            raise TaskError(f"env {self.id} has no {split} task family {family!r}; families: {', '.join(known) or '(none)'}")
         rng = random.Random(f"{self.id}|{split}|{family}|{index}")
+        if split == UNSEEN:  # held out by construction: nothing the other splits draw
+            task = self._unseen(rng, family)
+            return Task(id=f"{self.id}/{split}/{index}" + (f"/{family}" if family else ""), domain=self.domain,
+                        prompt=task.prompt, reference=task.reference, metadata=task.metadata)
         for _ in range(1000):
             task = self._generate(rng, family)
             text = "\n".join(m.content for m in task.prompt)

@@ -27,12 +27,13 @@ from tempering.types import Message, Score, StepResult, Task
 
 class FeedbackEnv(SingleTurnEnv):
     def __init__(self, id: str, generate: Generator, verify: Verifier, reference_response,
-                 families: tuple[str, ...] = (), max_turns: int = 3, turn_cost: float = 0.0) -> None:
+                 families: tuple[str, ...] = (), max_turns: int = 3, turn_cost: float = 0.0,
+                 unseen: Generator | None = None, unseen_families: tuple[str, ...] = ()) -> None:
         if max_turns < 1:
             raise TaskError(f"max_turns must be at least 1, got {max_turns}")
         if turn_cost < 0:
             raise TaskError(f"turn_cost must be >= 0, got {turn_cost}")
-        super().__init__(id, generate, verify, reference_response, families)
+        super().__init__(id, generate, verify, reference_response, families, unseen, unseen_families)
         self.max_turns, self.turn_cost = max_turns, turn_cost
         self._turn = 0
         self._history: list[Message] = []
