@@ -81,10 +81,10 @@ class SingleTurnEnv(OneAnswer):
     def task(self, split: str, index: int, family: str | None = None) -> Task:
         """The index-th task of a split (deterministic)."""
         if split not in self.splits:
-            raise TaskError(f"env {self.id} has no split {split!r}: use one of {', '.join(self.splits)}")
+            raise TaskError(f"unknown split {split!r} for env {self.id}: use one of {', '.join(self.splits)}")
         known = self.unseen_families if split == UNSEEN and self.unseen_families else self.families
         if family is not None and family not in known:
-            raise TaskError(f"env {self.id} has no {split} task family {family!r}; families: {', '.join(known) or '(none)'}")
+            raise TaskError(f"env {self.id} has no task family {family!r} in split {split}; families: {', '.join(known) or '(none)'}")
         rng = random.Random(f"{self.id}|{split}|{family}|{index}")
         if split == UNSEEN:  # held out by construction: nothing the other splits draw
             task = self._unseen(rng, family)
