@@ -1,6 +1,7 @@
 """cad/parts-v1: every family's reference builds its target exactly and a part one dimension
-off scores less; scripts that fail, crash the kernel, hang or cheat score 0 with a clear
-error; the episode carries the tool's report back for another attempt."""
+off scores less; the held-out families are only in the unseen split; scripts that fail,
+crash the kernel, hang or cheat score 0 with a clear error; the episode carries the tool's
+report back for another attempt."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from tempering import envs
 from tempering.envs.cad.env import PARTIAL, PartsEnv, extract_script
 from tempering.envs.cad import tool
+from tempering.envs.cad.parts import FAMILIES, HELD_OUT
 from tempering.errors import ConfigError, TaskError
 
 
@@ -21,16 +23,42 @@ def env(shared_sandbox):
 def test_check_env_passes():
     report = envs.check_env("cad/parts-v1", n=2)
     assert report.ok, report.problems
-    assert report.checked == 4
+    assert report.checked == 6  # two tasks in each of train, test and unseen
 
 
 def test_every_family_builds_its_target_and_a_wrong_part_scores_less(env):
-    for family in env.families:
-        task = env.task("test", 0, family)
+    tasks = [env.task("test", 0, f) for f in env.families] + [env.task("unseen", i, f) for f in env.unseen_families
+                                                               for i in range(2)]
+    for task in tasks:
+        family = task.metadata["family"]
         right = env.verify(task, env.reference_response(task))
         wrong = env.verify(task, env.broken_response(task))
         assert (right.value, right.passed, right.details["iou"]) == (1.0, True, pytest.approx(1.0)), family
         assert not wrong.passed and wrong.value < PARTIAL, (family, wrong.details)
+
+
+def test_the_unseen_split_holds_out_whole_families(env):
+    assert len(FAMILIES) >= 14 and len(HELD_OUT) >= 3
+    assert set(env.families) | set(env.unseen_families) == set(FAMILIES)
+    assert set(env.unseen_families) == set(HELD_OUT) and not set(env.families) & set(HELD_OUT)
+    drawn = {split: [env.task(split, i).metadata["family"] for i in range(n)]
+             for split, n in (("train", 200), ("test", 50), ("unseen", 50))}
+    assert not set(drawn["train"] + drawn["test"]) & set(HELD_OUT)
+    assert set(drawn["unseen"]) == set(HELD_OUT)  # each held-out family, and nothing else
+    assert len(set(drawn["train"])) == len(env.families)
+    with pytest.raises(TaskError, match="no task family 'hex_standoff' in split train"):
+        env.task("train", 0, "hex_standoff")
+
+
+def test_unseen_parts_pass_with_the_reference_and_fail_broken(env):
+    from concurrent.futures import ThreadPoolExecutor
+
+    tasks = env.tasks("unseen", 6)
+    with ThreadPoolExecutor(4) as pool:
+        right = list(pool.map(lambda t: env.verify(t, env.reference_response(t)), tasks))
+        wrong = list(pool.map(lambda t: env.verify(t, env.broken_response(t)), tasks))
+    assert [t.id for t, s in zip(tasks, right) if not s.passed] == []
+    assert [t.id for t, s in zip(tasks, wrong) if s.passed or s.value >= PARTIAL] == []
 
 
 def test_a_near_miss_scores_above_a_rough_part(env):
@@ -110,9 +138,14 @@ def test_single_turn_scores_the_one_attempt(env):
 
 
 def test_difficulty_and_options():
-    assert PartsEnv(difficulty=2).families == ("plate", "rod", "tube", "plate_hole")
+    two = PartsEnv(difficulty=2)
+    assert (two.families, two.unseen_families) == (("plate", "rod", "tube", "plate_hole"), ("u_channel",))
+    assert {two.task("unseen", i).metadata["difficulty"] for i in range(10)} == {2}
     easy = envs.make("cad/parts-v1", difficulty=1)
     assert {easy.task("train", i).metadata["family"] for i in range(20)} == {"plate", "rod"}
+    assert easy.splits == ("train", "test")  # no held-out family at level 1
+    with pytest.raises(TaskError, match="unknown split 'unseen'"):
+        easy.task("unseen", 0)
     with pytest.raises(TaskError, match="difficulty must be 1 to 5"):
         PartsEnv(difficulty=9)
     with pytest.raises(ConfigError, match="has no option 'level'"):

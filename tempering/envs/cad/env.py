@@ -6,6 +6,11 @@ Reward: 1.0 for an exact match (overlap with the target >= 0.999 by volume, volu
 too small on a 120 mm plate changes the volume by 0.035 %); otherwise 0.8 x the overlap
 (intersection over union), so a nearly right part scores above a rough one and both below
 the exact one; 0 for a script that fails, or a mesh that is not a closed solid.
+
+Splits: `train` and `test` are parts of the trained families (the prompt's hash decides
+which); `unseen` holds out whole families (parts.HELD_OUT: a U-channel, a flanged bushing,
+a hex standoff, a block with a pocket and a counterbored hole) that training never draws,
+so it measures whether the skill carries over to parts of a kind never seen.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import json
 import re
 from pathlib import Path
 
-from tempering.envs.cad.parts import FAMILIES, FRAME, draw
+from tempering.envs.cad.parts import FAMILIES, FRAME, HELD_OUT, draw
 from tempering.envs.cad.tool import API, Measured, measure
 from tempering.envs.feedback import FeedbackEnv
 from tempering.errors import TaskError
@@ -50,9 +55,15 @@ def extract_script(response: str) -> str | None:
     return "from tcad import *\n" + body
 
 
-def generate(rng, family: str | None, max_level: int = 5) -> Task:
+def families_at(max_level: int, held_out: bool = False) -> tuple[str, ...]:
+    """The families up to `max_level` that training draws, or (held_out) only the unseen split."""
+    return tuple(f for f, (level, _) in FAMILIES.items() if level <= max_level and (f in HELD_OUT) == held_out)
+
+
+def generate(rng, family: str | None, families: tuple[str, ...] = families_at(5)) -> Task:
+    """One part of `family`, or of one drawn from `families`."""
     if family is None:
-        family = rng.choice([f for f, (level, _) in FAMILIES.items() if level <= max_level])
+        family = rng.choice(families)
     seed = f"{family}|{rng.getrandbits(64)}"
     spec, script, broken = draw(family, seed)
     return Task(id="", domain="cad", prompt=(Message("user", f"Drawing: {spec}\n\n{INSTRUCTION}"),),
@@ -130,9 +141,11 @@ def load_parts(path: str) -> dict[str, list[Task]]:
 
 
 class PartsEnv(FeedbackEnv):
-    """`cad/parts-v1`. Options: difficulty (highest family level drawn, 1-5), max_turns
-    (script attempts, default 3), turn_cost (reward taken off per extra attempt), tasks_file
-    (a JSONL of parts of your own instead of the generated families: `load_parts`)."""
+    """`cad/parts-v1`. Options: difficulty (highest family level drawn, 1-5, in every split),
+    max_turns (script attempts, default 3), turn_cost (reward taken off per extra attempt),
+    tasks_file (a JSONL of parts of your own instead of the generated families: `load_parts`).
+    The unseen split draws the HELD_OUT families up to the difficulty (there are none at
+    difficulty 1, so that env has only train and test)."""
 
     concurrent_verify = True
 
@@ -140,12 +153,14 @@ class PartsEnv(FeedbackEnv):
                  tasks_file: str | None = None) -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
             raise TaskError(f"{ENV_ID}: difficulty must be 1 to 5, got {difficulty!r}")
-        families = tuple(f for f, (level, _) in FAMILIES.items() if level <= difficulty)
-        super().__init__(ENV_ID, lambda rng, fam: generate(rng, fam, difficulty), self._verify,
-                         self._reference, families, max_turns, turn_cost)
+        families, unseen = families_at(difficulty), families_at(difficulty, held_out=True)
+        super().__init__(ENV_ID, lambda rng, fam: generate(rng, fam, families), self._verify,
+                         self._reference, families, max_turns, turn_cost,
+                         unseen=(lambda rng, fam: generate(rng, fam, unseen)) if unseen else None,
+                         unseen_families=unseen)
         self._file = load_parts(tasks_file) if tasks_file else None
         if self._file is not None:
-            self.families = ()
+            self.families = self.unseen_families = ()
             self.splits = tuple(s for s, tasks in self._file.items() if tasks)
             self.size = lambda split: len(self._file.get(split, ()))
 

@@ -2,13 +2,17 @@
 
 Each family draws round dimensions (mm) from the rng and returns (spec text, reference
 script, broken script). The broken script is the reference with one dimension off by a
-fifth: it builds a plausible part that is not the one asked for. Levels:
+fifth: it builds a plausible part that is not the one asked for. Levels (families in
+brackets are HELD_OUT: only the unseen split draws them, training never sees them):
 
-    1  plate, rod                      one primitive
-    2  tube, plate_hole                one cut
-    3  corner_holes, stepped_shaft     several features placed by coordinates
-    4  flange, l_bracket               polar patterns, unions of cut parts
-    5  rounded_plate, pocket_block     fillets, blind pockets, counterbores
+    1  plate, rod                                     one primitive
+    2  tube, plate_hole, [u_channel]                  one cut
+    3  corner_holes, stepped_shaft, slotted_plate,    several features placed by coordinates
+       [flanged_bushing]
+    4  flange, l_bracket, [hex_standoff]              polar patterns, unions of cut parts,
+                                                      intersections of rotated boxes
+    5  rounded_plate, gusset, [pocket_block]          fillets, cuts at an angle, blind pockets,
+                                                      counterbores
 """
 
 from __future__ import annotations
@@ -121,13 +125,71 @@ def _pocket_block(r: random.Random, k: float = 1.0):
             f"result = result - cylinder({cb}, {cbd}).at({_n(hx)}, 0, {z - cbd})")
 
 
+def _u_channel(r: random.Random, k: float = 1.0):
+    x, y = r.choice(range(40, 121, 10)), r.choice(range(20, 61, 5))
+    h, t = r.choice(range(15, 41, 5)), r.choice((2, 3, 4, 5))
+    return (f"A U-channel {x} mm long along x: a base {y} mm wide (y) and {t} mm thick (z), with two side "
+            f"walls {t} mm thick along its +y and -y edges, {_n(h * k)} mm tall in total (z, measured from "
+            f"z = 0); open at the top and at both ends.",
+            f"result = box({x}, {y}, {_n(h * k)}) - box({x}, {y - 2 * t}, {_n(h * k - t)}).at(0, 0, {t})")
+
+
+def _slotted_plate(r: random.Random, k: float = 1.0):
+    x, y, t = r.choice(range(50, 121, 10)), r.choice(range(30, 81, 10)), r.choice(range(3, 11))
+    w = r.choice((6, 8, 10, 12))
+    length = r.choice(range(w + 10, int(x * 0.7) + 1, 5)) * k
+    c = (length - w) / 2  # the ends' centres
+    return (f"A plate {x} x {y} x {t} mm (x, y, z) with one through slot at its centre: straight sides and "
+            f"round ends, {_n(length)} mm long overall along x and {w} mm wide.",
+            f"slot = box({_n(2 * c)}, {w}, {t}) + cylinder({w}, {t}).at({_n(-c)}, 0, 0) + "
+            f"cylinder({w}, {t}).at({_n(c)}, 0, 0)\n"
+            f"result = box({x}, {y}, {t}) - slot")
+
+
+def _flanged_bushing(r: random.Random, k: float = 1.0):
+    df, tf = r.choice(range(30, 81, 5)), r.choice((3, 4, 5, 6, 8))
+    ds, h = r.choice(range(16, df - 9, 2)), r.choice(range(15, 61, 5))
+    d = r.choice(range(6, ds - 5, 2))
+    return (f"A flanged bushing along z: a flange (a disc) {df} mm in diameter and {tf} mm thick from z = 0, "
+            f"and a sleeve of outside diameter {_n(ds * k)} mm on top of it, on the same axis; {h} mm long in "
+            f"total (flange included), with a through bore of diameter {d} mm on its axis.",
+            f"result = cylinder({df}, {tf}) + cylinder({_n(ds * k)}, {h}) - cylinder({d}, {h})")
+
+
+def _hex_standoff(r: random.Random, k: float = 1.0):
+    s, h = r.choice(range(8, 31, 2)), r.choice(range(10, 51, 5))
+    d = r.choice(range(3, s // 2 + 2))
+    return (f"A hex standoff {h} mm tall along z: a regular hexagonal prism {_n(s * k)} mm across flats, two of "
+            f"its flats parallel to the x axis, with a through hole of diameter {d} mm on its axis.",
+            f"bar = box({_n(2 * s * k)}, {_n(s * k)}, {h})\n"
+            f"result = bar & bar.rotate(z=60) & bar.rotate(z=120)\n"
+            f"result = result - cylinder({d}, {h})")
+
+
+def _gusset(r: random.Random, k: float = 1.0):
+    a, b, t = r.choice(range(30, 91, 6)) * k, r.choice(range(30, 91, 6)), r.choice((4, 5, 6, 8, 10))
+    d = r.choice((4, 5, 6, 8))
+    return (f"A triangular gusset plate {t} mm thick (z): a right triangle with its right-angle corner at the "
+            f"origin, one leg {_n(a)} mm long along +x and the other {b} mm long along +y, with a through hole "
+            f"of diameter {d} mm centred on the triangle's centroid (x = {_n(a / 3)}, y = {_n(b / 3)}).",
+            f"import math\nc = math.hypot({_n(a)}, {b})\n"
+            f"plate = box({_n(a)}, {b}, {t}).at({_n(a / 2)}, {_n(b / 2)}, 0)\n"
+            f"angle = math.degrees(math.atan2({b}, {_n(a)}))\n"
+            f"beyond = box(2 * c, 2 * c, {t}).at(0, c, 0).rotate(z=-angle).at({_n(a)}, 0, 0)\n"
+            f"result = plate - beyond - cylinder({d}, {t}).at({_n(a / 3)}, {_n(b / 3)}, 0)")
+
+
 FAMILIES = {  # name -> (level, builder(rng, k) -> (spec, script)); k scales one dimension
     "plate": (1, _plate), "rod": (1, _rod),
-    "tube": (2, _tube), "plate_hole": (2, _plate_hole),
-    "corner_holes": (3, _corner_holes), "stepped_shaft": (3, _stepped_shaft),
-    "flange": (4, _flange), "l_bracket": (4, _l_bracket),
-    "rounded_plate": (5, _rounded_plate), "pocket_block": (5, _pocket_block),
+    "tube": (2, _tube), "plate_hole": (2, _plate_hole), "u_channel": (2, _u_channel),
+    "corner_holes": (3, _corner_holes), "stepped_shaft": (3, _stepped_shaft), "slotted_plate": (3, _slotted_plate),
+    "flanged_bushing": (3, _flanged_bushing),
+    "flange": (4, _flange), "l_bracket": (4, _l_bracket), "hex_standoff": (4, _hex_standoff),
+    "rounded_plate": (5, _rounded_plate), "pocket_block": (5, _pocket_block), "gusset": (5, _gusset),
 }
+HELD_OUT = ("u_channel", "flanged_bushing", "hex_standoff", "pocket_block")
+"""Families only the unseen split draws: one per level from 2 up, each built with moves the
+trained families teach (box cuts, coaxial cylinders, rotated boxes, counterbores)."""
 BROKEN_SCALE = 1.2
 
 
