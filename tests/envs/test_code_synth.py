@@ -1,4 +1,6 @@
-"""code/synth-v1 and code/repair-v1."""
+"""code/synth-v1 and code/repair-v1: every family's reference passes and a broken one fails;
+the held-out families are only in the unseen split, spread over the kinds; repair episodes
+feed back the failing example."""
 
 from __future__ import annotations
 
@@ -6,15 +8,45 @@ import random
 
 import pytest
 
-from tempering.envs import make
+from tempering.envs import check_env, make
 from tempering.envs.code.envs import RepairEnv, SynthEnv
-from tempering.envs.code.synth import FAMILIES, build
+from tempering.envs.code.synth import FAMILIES, FAMILY_NAMES, UNSEEN_FAMILIES, build
 from tempering.errors import TaskError
 
+KINDS = ("strings", "lists", "numbers", "dicts", "parsing", "recursion", "grids")
 
-def test_there_are_at_least_50_families_over_the_five_kinds():
-    assert len(FAMILIES) >= 50
+
+def test_there_are_at_least_60_families_over_the_seven_kinds():
+    assert len(FAMILIES) >= 60
     assert len({f.name for f in FAMILIES}) == len(FAMILIES)
+    assert {f.kind for f in FAMILIES} == set(KINDS)
+
+
+def test_the_held_out_families_are_spread_over_the_kinds_each_beside_trained_ones():
+    assert len(UNSEEN_FAMILIES) >= 10 and set(FAMILY_NAMES) | set(UNSEEN_FAMILIES) == {f.name for f in FAMILIES}
+    assert not set(FAMILY_NAMES) & set(UNSEEN_FAMILIES)
+    held = [f.kind for f in FAMILIES if f.name in UNSEEN_FAMILIES]
+    trained = [f.kind for f in FAMILIES if f.name in FAMILY_NAMES]
+    assert set(held) == set(KINDS) and max(held.count(k) for k in KINDS) <= 2
+    assert all(trained.count(k) >= 2 for k in KINDS)
+
+
+@pytest.mark.parametrize("env", [SynthEnv(), RepairEnv()], ids=["synth", "repair"])
+def test_unseen_draws_only_held_out_families_and_train_test_never_do(env):
+    drawn = {split: [env.task(split, i).metadata["family"] for i in range(n)]
+             for split, n in (("train", 200), ("test", 50), ("unseen", 50))}
+    assert not set(drawn["train"] + drawn["test"]) & set(UNSEEN_FAMILIES)
+    assert set(drawn["unseen"]) <= set(UNSEEN_FAMILIES) and len(set(drawn["unseen"])) >= 8
+    assert env.splits == ("train", "test", "unseen") and env.unseen_families == UNSEEN_FAMILIES
+    with pytest.raises(TaskError, match="no task family 'caesar' in split train"):
+        env.task("train", 0, family="caesar")
+
+
+@pytest.mark.parametrize("env_id", ["code/synth-v1", "code/repair-v1"])
+def test_check_env_over_the_three_splits(shared_sandbox, env_id):
+    report = check_env(env_id, n=5)
+    assert report.ok, report.problems
+    assert report.checked == 15
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +57,8 @@ def synth(shared_sandbox):
 def test_every_family_reference_passes_and_its_broken_variant_fails(synth):
     from concurrent.futures import ThreadPoolExecutor
 
-    tasks = [synth.task("train", 0, family=f.name) for f in FAMILIES]
+    tasks = [synth.task("unseen" if f.name in UNSEEN_FAMILIES else "train", 0, family=f.name) for f in FAMILIES]
+    tasks += synth.tasks("unseen", 10)
     with ThreadPoolExecutor(8) as pool:
         ref = list(pool.map(lambda t: synth.verify(t, synth.reference_response(t)), tasks))
         broken = list(pool.map(lambda t: synth.verify(t, synth.broken_response(t)), tasks))

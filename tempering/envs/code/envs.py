@@ -1,6 +1,9 @@
 """The code environments built on `synth.py`: `code/synth-v1` (one answer, scored on the
 hidden tests) and `code/repair-v1` (write, run against the visible examples, read the
-failure, fix, resubmit; the hidden tests give the final reward)."""
+failure, fix, resubmit; the hidden tests give the final reward).
+
+Both have three splits: `train` and `test` draw the trained families (synth.FAMILY_NAMES,
+split by the prompt's hash), `unseen` only the held-out ones (synth.UNSEEN_FAMILIES)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from ...types import Message, Score, StepResult, Task
 from ..base import SingleTurnEnv
 from .extract import extract_code
 from .humaneval import _BREAK
-from .synth import ENV_ID as SYNTH_ID, FAMILY_NAMES, generate
+from .synth import ENV_ID as SYNTH_ID, FAMILY_NAMES, UNSEEN_FAMILIES, generate, generate_unseen
 from .verify import CodeTask, verify_code
 
 REPAIR_ID = "code/repair-v1"
@@ -49,7 +52,8 @@ class SynthEnv(SingleTurnEnv):
     concurrent_verify = True
 
     def __init__(self) -> None:
-        super().__init__(SYNTH_ID, generate, _check, _reference, families=FAMILY_NAMES)
+        super().__init__(SYNTH_ID, generate, _check, _reference, families=FAMILY_NAMES, unseen=generate_unseen,
+                         unseen_families=UNSEEN_FAMILIES)
 
     def broken_response(self, task: Task) -> str:
         return _broken(task)
