@@ -1,18 +1,21 @@
-"""sql/sqlite-v1: generation, the verifier's comparison, the multi-turn loop, and the queries
-a policy might try to break the database or the grader with."""
+"""sql/sqlite-v1: generation (themes, naming styles, the held-out unseen split), the
+verifier's comparison, the multi-turn loop, and the queries a policy might try to break the
+database or the grader with."""
 
 from __future__ import annotations
 
+import random
 import re
+import sqlite3
 from dataclasses import replace
 
 import pytest
 
 from tempering import envs
 from tempering.envs.base import split_of
-from tempering.envs.sql.env import SqliteEnv
+from tempering.envs.sql.env import SqliteEnv, generate
 from tempering.envs.sql.questions import FAMILIES
-from tempering.envs.sql.schemas import DOMAINS
+from tempering.envs.sql.themes import THEMES, TRAIN_THEMES, UNSEEN_THEMES
 from tempering.envs.sql.verify import extract_query, read_only_problem, run_queries, same_result, verify
 from tempering.errors import TaskError
 from tempering.types import Task
@@ -34,13 +37,23 @@ def sql(query: str) -> str:
     return f"Here it is:\n```sql\n{query}\n```"
 
 
-def tables(task: Task):
-    return DOMAINS[task.metadata["domain"]]
+def tables(task: Task) -> dict[str, list[str]]:
+    """The task's tables as its database names them, in the order created (people, groups,
+    items, events), each with its columns."""
+    con = sqlite3.connect(":memory:")
+    con.deserialize(task.reference.db)
+    names = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")]
+    return {t: [c[1] for c in con.execute(f"PRAGMA table_info({t})")] for t in names}
+
+
+def roles(task: Task) -> tuple[str, str, str, str]:
+    """(people, groups, items, events): the task's table names."""
+    return tuple(tables(task))
 
 
 def test_check_env_passes(sb):
     report = envs.check_env(ENV, n=4)
-    assert report.ok and report.checked == 8, report.problems
+    assert report.ok and report.checked == 12, report.problems
 
 
 def test_every_family_reference_passes_and_broken_fails(sb, env):
@@ -65,10 +78,61 @@ def test_splits_are_disjoint(env):
     assert {split_of(p) for p in test} == {"test"} and {split_of(p) for p in train} == {"train"}
 
 
+@pytest.fixture(scope="module")
+def drawn(env):
+    """300 train, 100 test and 100 unseen tasks."""
+    return {split: env.tasks(split, n) for split, n in (("train", 300), ("test", 100), ("unseen", 100))}
+
+
+def test_unseen_split_holds_out_whole_themes(drawn):
+    assert len(UNSEEN_THEMES) >= 4 and set(UNSEEN_THEMES) <= set(THEMES) and len(THEMES) >= 16
+    assert not set(TRAIN_THEMES) & set(UNSEEN_THEMES)
+    seen = {t.metadata["schema"] for t in drawn["train"] + drawn["test"]}
+    unseen = {t.metadata["schema"] for t in drawn["unseen"]}
+    assert seen <= set(TRAIN_THEMES) and unseen == set(UNSEEN_THEMES)
+    assert {t.id.split("/")[2] for t in drawn["unseen"]} == {"unseen"}
+
+
+def test_no_unseen_table_is_a_training_table(drawn):
+    def words(keys):  # every table name a theme could give, plural or singular
+        return {w for k in keys for d in [THEMES[k]]
+                for w in (d.people, d.person, d.groups, d.group, d.items, d.item, d.events, d.event)}
+
+    assert not words(TRAIN_THEMES) & words(UNSEEN_THEMES)
+    seen = {frozenset(tables(t)) for t in drawn["train"] + drawn["test"]}
+    assert not {frozenset(tables(t)) for t in drawn["unseen"]} & seen
+
+
+def test_train_varies_themes_naming_and_wording(drawn):
+    train = drawn["train"]
+    assert len({t.metadata["schema"] for t in train}) >= 12
+    assert len({t.metadata["naming"] for t in train}) >= 2
+    keys = {next(iter(tables(t).values()))[0] for t in train}  # the people's primary key
+    assert "id" in keys and len(keys) > 2
+    openings = {t.prompt[0].content.split("Question: ")[1].split()[0] for t in train if t.family == "count_city"}
+    assert len(openings) >= 2, openings
+
+
+@pytest.mark.parametrize("theme", list(THEMES))
+def test_every_family_poses_on_every_theme(theme):
+    for family in FAMILIES:
+        task = generate(random.Random(f"{theme}|{family}"), family, tuple(FAMILIES), (theme,))
+        assert task.metadata["schema"] == theme and task.family == family
+
+
+def test_unseen_reference_passes_and_broken_fails(sb, env):
+    for i, family in enumerate(("count_city", "in_group", "top_groups", "above_group_avg", "within_days")):
+        task = env.task("unseen", i, family)
+        assert task.metadata["schema"] in UNSEEN_THEMES
+        assert verify(task, env.reference_response(task)).value == 1.0, task.reference.query
+        broken = verify(task, env.broken_response(task))
+        assert not broken.passed and broken.details["status"] == "wrong_result", (family, broken.details)
+
+
 def test_prompt_shows_schema_samples_and_question(env):
     task = env.task("test", 0, "top_groups")
-    text, d = task.prompt[0].content, tables(task)
-    assert f"CREATE TABLE {d.events} (" in text and f"REFERENCES {d.items}(id)" in text
+    text, (_, _, items, events) = task.prompt[0].content, roles(task)
+    assert f"CREATE TABLE {events} (" in text and f"REFERENCES {items}({tables(task)[items][0]})" in text
     assert "Sample rows" in text and "```sql code block" in text
     assert task.metadata["ordered"] is True and env.task("test", 0, "per_city").metadata["ordered"] is False
 
@@ -87,9 +151,9 @@ def test_difficulty_restricts_families():
 
 def test_wrong_query_scores_below_correct(sb, env):
     task = env.task("train", 3, "count_city")
-    d = tables(task)
-    good = verify(task, sql(task.reference.query.replace("COUNT(*)", "count(id)")))
-    wrong = verify(task, sql(f"SELECT COUNT(*) FROM {d.people};"))
+    people = roles(task)[0]
+    good = verify(task, sql(task.reference.query.replace("COUNT(*)", f"count({tables(task)[people][0]})")))
+    wrong = verify(task, sql(f"SELECT COUNT(*) FROM {people};"))
     assert good.passed and good.value == 1.0 and good.details["format_ok"]
     assert wrong.value == 0.0 and wrong.details["status"] == "wrong_result"
     # the feedback shows what the query returned, never the reference's result
@@ -102,7 +166,7 @@ def test_sql_error_is_fed_back_and_a_second_answer_can_win(sb):
     env = envs.make(ENV, max_turns=3, turn_cost=0.1)
     task = env.task("test", 2)
     env.reset(task)
-    first = env.step(sql(f"SELECT no_such_column FROM {tables(task).people}"))
+    first = env.step(sql(f"SELECT no_such_column FROM {roles(task)[0]}"))
     assert not first.terminated and first.reward == 0.0 and first.info["status"] == "sql_error"
     assert "no such column: no_such_column" in first.messages[0].content and "reply 2 of 3" in first.messages[0].content
     second = env.step(env.reference_response(task))
@@ -131,8 +195,8 @@ def test_order_counts_only_when_the_task_asks_for_one(sb, env):
     assert verify(unordered, reversed_).passed
 
     task = env.task("train", 1, "per_city")
-    d = tables(task)
-    renamed = sql(f"SELECT city AS c, COUNT(*) AS how_many FROM {d.people} GROUP BY city ORDER BY 2 DESC, 1 DESC")
+    city, people = re.match(r"SELECT (\w+), COUNT\(\*\) FROM (\w+)", task.reference.query).groups()
+    renamed = sql(f"SELECT {city} AS c, COUNT(*) AS how_many FROM {people} GROUP BY {city} ORDER BY 2 DESC, 1 DESC")
     assert verify(task, renamed).passed
 
 
@@ -153,7 +217,7 @@ def test_static_check_sees_through_strings_and_comments():
 
 HOSTILE = {  # query template -> status
     "DELETE FROM {people}": "not_read_only",
-    "UPDATE {items} SET {title} = 'x'": "not_read_only",
+    "UPDATE {items} SET {column} = 'x'": "not_read_only",
     "ATTACH DATABASE '/workspace/other.db' AS other": "not_read_only",
     "SELECT 1; DROP TABLE {people}": "not_read_only",
     "SELECT load_extension('/tmp/evil.so')": "not_read_only",
@@ -167,8 +231,8 @@ HOSTILE = {  # query template -> status
 @pytest.mark.parametrize("template", list(HOSTILE))
 def test_hostile_query_scores_zero_quickly(sb, env, template):
     task = env.task("train", 0, "count_city")
-    d = tables(task)
-    query = template.format(people=d.people, items=d.items, title=d.title, events=d.events)
+    people, _, items, events = roles(task)
+    query = template.format(people=people, items=items, column=tables(task)[items][1], events=events)
     score = verify(task, sql(query))
     # "timeout" is the sandbox's limit ending the query: the proof it was cut, at any speed
     assert score.value == 0.0 and not score.passed and score.details["status"] == HOSTILE[template], score.details
@@ -179,12 +243,12 @@ def test_sandbox_alone_keeps_the_database_read_only(sb, env):
     """Past the static check, the run itself refuses writes: later queries in the same run
     still see every row."""
     task = env.task("train", 0, "count_city")
-    d = tables(task)
-    writes = [f"DELETE FROM {d.people}", f"DROP TABLE {d.people}", "ATTACH DATABASE 'x.db' AS x",
+    people = roles(task)[0]
+    writes = [f"DELETE FROM {people}", f"DROP TABLE {people}", "ATTACH DATABASE 'x.db' AS x",
               "PRAGMA query_only = OFF", "CREATE TEMP TABLE t(a)", "SELECT load_extension('x')", "VACUUM"]
-    results = run_queries(task.reference.db, writes + [f"SELECT COUNT(*) FROM {d.people}"])
+    results = run_queries(task.reference.db, writes + [f"SELECT COUNT(*) FROM {people}"])
     assert [r["status"] for r in results[:-1]] == ["not_read_only"] * len(writes), results
-    shown = re.search(rf"^{d.people} \((\d+) rows\)$", task.prompt[0].content, re.M)
+    shown = re.search(rf"^{people} \((\d+) rows\)$", task.prompt[0].content, re.M)
     assert results[-1]["rows"] == [[int(shown.group(1))]]
     assert verify(task, env.reference_response(task)).passed
 

@@ -7,6 +7,10 @@ reference query and a broken query: the kind of mistake a model makes (a wrong j
 off-by-one comparison, the wrong sort direction). It returns None when this database can't
 pose it well (a tie where one answer is asked for); `generate` then draws again. Ordered
 questions say how to break ties, so exactly one row order is right.
+
+The question speaks the theme's English (`db.domain`: "customers", "join date"); the queries
+use this database's identifiers (`db.names`: `tbl_customer.signup_date`), so they stay right
+under any naming style. Each family words its question in one of several ways, drawn by the rng.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Callable
 
-from tempering.envs.sql.schemas import Database, Domain
+from tempering.envs.sql.schemas import Database, Domain, Names
 
 
 @dataclass(frozen=True)
@@ -33,9 +37,14 @@ def lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _measure(d: Domain, alias: str = "") -> tuple[str, str, str]:
+def _noun(column: str) -> str:
+    """How a question names a column: "flight_code" -> "flight code"."""
+    return column.replace("_", " ")
+
+
+def _measure(d: Domain, n: Names, alias: str = "") -> tuple[str, str, str]:
     """(SQL expression, "total quantity" / "average grade", rounding clause) for the events' number."""
-    col = f"{alias}{d.measure}"
+    col = f"{alias}{n.measure}"
     if d.measure_agg == "AVG":
         return f"ROUND(AVG({col}), 2)", f"average {d.measure_noun}", ", rounded to 2 decimal places"
     return f"SUM({col})", f"total {d.measure_noun}", ""
@@ -48,182 +57,211 @@ def _years(values) -> list[str]:
 # -- level 1: one table, one filter ------------------------------------------------------
 
 def count_city(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    city = rng.choice(sorted({p["city"] for p in db.rows(d.people)}))
-    return Question(f"How many {d.people} live in {city}?",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE city = {lit(city)};",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE city <> {lit(city)};")
+    d, n = db.domain, db.names
+    city = rng.choice(sorted({p[n.city] for p in db.rows(n.people)}))
+    text = rng.choice((f"How many {d.people} live in {city}?", f"How many {d.people} are from {city}?",
+                       f"Count the {d.people} whose city is {city}."))
+    return Question(text, f"SELECT COUNT(*) FROM {n.people} WHERE {n.city} = {lit(city)};",
+                    f"SELECT COUNT(*) FROM {n.people} WHERE {n.city} <> {lit(city)};")
 
 
 def list_above(rng: random.Random, db: Database) -> Question | None:
-    d = db.domain
-    amounts = sorted({i[d.amount] for i in db.rows(d.items)}, reverse=True)
+    d, n = db.domain, db.names
+    amounts = sorted({i[n.amount] for i in db.rows(n.items)}, reverse=True)
     if len(amounts) < 4:
         return None
     x = amounts[rng.randint(2, min(8, len(amounts) - 1))]  # a stored value: `>=` would also list its item
-    return Question(f"List the {d.title} of every {d.item} whose {d.amount_noun} is greater than {x}.",
-                    f"SELECT {d.title} FROM {d.items} WHERE {d.amount} > {x};",
-                    f"SELECT {d.title} FROM {d.items} WHERE {d.amount} >= {x};")
+    text = rng.choice((f"List the {_noun(d.title)} of every {d.item} whose {d.amount_noun} is greater than {x}.",
+                       f"Which {d.items} have a {d.amount_noun} greater than {x}? Return the {_noun(d.title)} "
+                       f"of each."))
+    return Question(text, f"SELECT {n.title} FROM {n.items} WHERE {n.amount} > {x};",
+                    f"SELECT {n.title} FROM {n.items} WHERE {n.amount} >= {x};")
 
 
 def missing_email(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    return Question(f"How many {d.people} have no email address on record?",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE email IS NULL;",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE email = '';")
+    d, n = db.domain, db.names
+    text = rng.choice((f"How many {d.people} have no email address on record?",
+                       f"How many {d.people} are missing an email address?"))
+    return Question(text, f"SELECT COUNT(*) FROM {n.people} WHERE {n.email} IS NULL;",
+                    f"SELECT COUNT(*) FROM {n.people} WHERE {n.email} = '';")
 
 
 # -- level 2: aggregates and date filters ------------------------------------------------
 
 def year_total(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    year = rng.choice(_years(e[d.event_date] for e in db.rows(d.events)))
-    expr, what, rounding = _measure(d)
-    return Question(f"What is the {what} of all {d.events} whose {d.event_date_noun} is in {year}{rounding}?",
-                    f"SELECT {expr} FROM {d.events} WHERE strftime('%Y', {d.event_date}) = '{year}';",
-                    f"SELECT {expr} FROM {d.events} WHERE {d.event_date} > '{year}-01-01';")
+    d, n = db.domain, db.names
+    year = rng.choice(_years(e[n.event_date] for e in db.rows(n.events)))
+    expr, what, rounding = _measure(d, n)
+    text = rng.choice((f"What is the {what} of all {d.events} whose {d.event_date_noun} is in {year}{rounding}?",
+                       f"Over the {d.events} with a {d.event_date_noun} in {year}, what is the {what}{rounding}?"))
+    return Question(text, f"SELECT {expr} FROM {n.events} WHERE strftime('%Y', {n.event_date}) = '{year}';",
+                    f"SELECT {expr} FROM {n.events} WHERE {n.event_date} > '{year}-01-01';")
 
 
 def date_range(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    start = rng.choice(sorted({e[d.event_date] for e in db.rows(d.events)}))  # a stored date: the bounds matter
+    d, n = db.domain, db.names
+    start = rng.choice(sorted({e[n.event_date] for e in db.rows(n.events)}))  # a stored date: the bounds matter
     end = (date.fromisoformat(start) + timedelta(days=rng.randint(30, 240))).isoformat()
-    return Question(f"How many {d.events} have their {d.event_date_noun} between {start} and {end} "
-                    f"(both days included)?",
-                    f"SELECT COUNT(*) FROM {d.events} WHERE {d.event_date} BETWEEN '{start}' AND '{end}';",
-                    f"SELECT COUNT(*) FROM {d.events} WHERE {d.event_date} > '{start}' AND {d.event_date} < '{end}';")
+    text = rng.choice((f"How many {d.events} have their {d.event_date_noun} between {start} and {end} "
+                       f"(both days included)?",
+                       f"Count the {d.events} whose {d.event_date_noun} falls from {start} to {end}, both days "
+                       f"included."))
+    return Question(text, f"SELECT COUNT(*) FROM {n.events} WHERE {n.event_date} BETWEEN '{start}' AND '{end}';",
+                    f"SELECT COUNT(*) FROM {n.events} WHERE {n.event_date} > '{start}' AND {n.event_date} < '{end}';")
 
 
 def max_amount(rng: random.Random, db: Database) -> Question | None:
-    d = db.domain
-    top = sorted((i[d.amount] for i in db.rows(d.items)), reverse=True)
+    d, n = db.domain, db.names
+    top = sorted((i[n.amount] for i in db.rows(n.items)), reverse=True)
     if top[0] == top[1]:
         return None  # a tie: "which one" has two answers
-    return Question(f"Which {d.item} has the highest {d.amount_noun}? Return its {d.title}.",
-                    f"SELECT {d.title} FROM {d.items} ORDER BY {d.amount} DESC LIMIT 1;",
-                    f"SELECT {d.title} FROM {d.items} ORDER BY {d.amount} LIMIT 1;")
+    text = rng.choice((f"Which {d.item} has the highest {d.amount_noun}? Return its {_noun(d.title)}.",
+                       f"Return the {_noun(d.title)} of the {d.item} with the largest {d.amount_noun}."))
+    return Question(text, f"SELECT {n.title} FROM {n.items} ORDER BY {n.amount} DESC LIMIT 1;",
+                    f"SELECT {n.title} FROM {n.items} ORDER BY {n.amount} LIMIT 1;")
 
 
 def joined_year(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    year = rng.choice(_years(p[d.joined] for p in db.rows(d.people)))
-    return Question(f"How many {d.people} {d.joined_verb} in {year}?",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE strftime('%Y', {d.joined}) = '{year}';",
-                    f"SELECT COUNT(*) FROM {d.people} WHERE {d.joined} >= '{year}-01-01';")
+    d, n = db.domain, db.names
+    year = rng.choice(_years(p[n.joined] for p in db.rows(n.people)))
+    text = rng.choice((f"How many {d.people} {d.joined_verb} in {year}?",
+                       f"How many {d.people} have a {d.joined_noun} in {year}?"))
+    return Question(text, f"SELECT COUNT(*) FROM {n.people} WHERE strftime('%Y', {n.joined}) = '{year}';",
+                    f"SELECT COUNT(*) FROM {n.people} WHERE {n.joined} >= '{year}-01-01';")
 
 
 # -- level 3: GROUP BY / HAVING, two-table joins -----------------------------------------
 
 def per_city(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    return Question(f"For each city, how many {d.people} live there? Return the city and the number of {d.people}.",
-                    f"SELECT city, COUNT(*) FROM {d.people} GROUP BY city;",
-                    f"SELECT city, COUNT(email) FROM {d.people} GROUP BY city;")
+    d, n = db.domain, db.names
+    text = rng.choice((f"For each city, how many {d.people} live there? Return the city and the number of "
+                       f"{d.people}.", f"Count the {d.people} per city. Return each city and its number of {d.people}."))
+    return Question(text, f"SELECT {n.city}, COUNT(*) FROM {n.people} GROUP BY {n.city};",
+                    f"SELECT {n.city}, COUNT({n.email}) FROM {n.people} GROUP BY {n.city};")
 
 
 def having(rng: random.Random, db: Database) -> Question | None:
-    d = db.domain
-    counts = Counter(p["city"] for p in db.rows(d.people))
+    d, n = db.domain, db.names
+    counts = Counter(p[n.city] for p in db.rows(n.people))
     # k equal to some city's count (so `>` differs) and below the largest (so some city qualifies)
     ks = sorted({c for c in counts.values() if c < max(counts.values())})
     if not ks:
         return None
     k = rng.choice(ks)
-    return Question(f"Which cities have at least {k} {d.people}? Return the city names.",
-                    f"SELECT city FROM {d.people} GROUP BY city HAVING COUNT(*) >= {k};",
-                    f"SELECT city FROM {d.people} GROUP BY city HAVING COUNT(*) > {k};")
+    text = rng.choice((f"Which cities have at least {k} {d.people}? Return the city names.",
+                       f"List the cities where {k} or more {d.people} live."))
+    return Question(text, f"SELECT {n.city} FROM {n.people} GROUP BY {n.city} HAVING COUNT(*) >= {k};",
+                    f"SELECT {n.city} FROM {n.people} GROUP BY {n.city} HAVING COUNT(*) > {k};")
 
 
 def in_group(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    group = rng.choice([g["name"] for g in db.rows(d.groups)])
-    join = f"SELECT i.{d.title} FROM {d.items} i JOIN {d.groups} g ON g.id = "
-    return Question(f"List the {d.title} of every {d.item} in the {d.group} {lit(group)}.",
-                    f"{join}i.{d.group_fk} WHERE g.name = {lit(group)};",
-                    f"{join}i.id WHERE g.name = {lit(group)};")
+    d, n = db.domain, db.names
+    group = rng.choice([g[n.group_name] for g in db.rows(n.groups)])
+    join = f"SELECT i.{n.title} FROM {n.items} i JOIN {n.groups} g ON g.{n.group_pk} = "
+    text = rng.choice((f"List the {_noun(d.title)} of every {d.item} in the {d.group} {lit(group)}.",
+                       f"Which {d.items} belong to the {d.group} {lit(group)}? Return the {_noun(d.title)} of each."))
+    return Question(text, f"{join}i.{n.group_fk} WHERE g.{n.group_name} = {lit(group)};",
+                    f"{join}i.{n.item_pk} WHERE g.{n.group_name} = {lit(group)};")
 
 
 def person_count(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    pid = rng.choice(sorted({e[d.person_fk] for e in db.rows(d.events)}))
-    name = next(p["name"] for p in db.rows(d.people) if p["id"] == pid)
-    join = f"SELECT COUNT(*) FROM {d.events} e JOIN {d.people} p ON p.id = "
-    return Question(f"How many {d.events} does {name} have?",
-                    f"{join}e.{d.person_fk} WHERE p.name = {lit(name)};",
-                    f"{join}e.id WHERE p.name = {lit(name)};")
+    d, n = db.domain, db.names
+    pid = rng.choice(sorted({e[n.person_fk] for e in db.rows(n.events)}))
+    name = next(p[n.name] for p in db.rows(n.people) if p[n.person_pk] == pid)
+    join = f"SELECT COUNT(*) FROM {n.events} e JOIN {n.people} p ON p.{n.person_pk} = "
+    text = rng.choice((f"How many {d.events} does {name} have?", f"Count the {d.events} of the {d.person} {name}."))
+    return Question(text, f"{join}e.{n.person_fk} WHERE p.{n.name} = {lit(name)};",
+                    f"{join}e.{n.event_pk} WHERE p.{n.name} = {lit(name)};")
 
 
 # -- level 4: join + group + order + limit -----------------------------------------------
 
 def top_groups(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    expr, what, rounding = _measure(d, "e.")
-    query = (f"SELECT g.name, {expr} AS value\nFROM {d.events} e\nJOIN {d.items} i ON i.id = e.{d.item_fk}\n"
-             f"JOIN {d.groups} g ON g.id = i.{d.group_fk}\nGROUP BY g.id\nORDER BY value {{}}, g.name\nLIMIT 3;")
-    return Question(f"Which 3 {d.groups} have the highest {what} over the {d.events} of their {d.items}{rounding}? "
-                    f"Return the {d.group} name and that value, highest first; break ties by {d.group} name (A to Z).",
-                    query.format("DESC"), query.format("ASC"), ordered=True)
+    d, n = db.domain, db.names
+    expr, what, rounding = _measure(d, n, "e.")
+    query = (f"SELECT g.{n.group_name}, {expr} AS value\nFROM {n.events} e\n"
+             f"JOIN {n.items} i ON i.{n.item_pk} = e.{n.item_fk}\nJOIN {n.groups} g ON g.{n.group_pk} = i.{n.group_fk}"
+             f"\nGROUP BY g.{n.group_pk}\nORDER BY value {{}}, g.{n.group_name}\nLIMIT 3;")
+    ties = f"break ties by {d.group} name (A to Z)"
+    text = rng.choice((f"Which 3 {d.groups} have the highest {what} over the {d.events} of their {d.items}{rounding}? "
+                       f"Return the {d.group} name and that value, highest first; {ties}.",
+                       f"Rank the {d.groups} by the {what} of the {d.events} of their {d.items}{rounding}, and return "
+                       f"the top 3: the {d.group} name and that value, highest first; {ties}."))
+    return Question(text, query.format("DESC"), query.format("ASC"), ordered=True)
 
 
 def top_people(rng: random.Random, db: Database) -> Question:
-    d = db.domain
+    d, n = db.domain, db.names
     k = rng.choice((3, 4, 5))
-    query = (f"SELECT p.name, COUNT({{}}) AS n\nFROM {d.people} p\nJOIN {d.events} e ON e.{d.person_fk} = p.id\n"
-             f"GROUP BY p.id\nORDER BY n DESC, p.name\nLIMIT {k};")
-    return Question(f"Which {k} {d.people} have the most {d.events}? Return each name and their number of {d.events}, "
-                    f"most first; break ties by name (A to Z).",
-                    query.format("*"), query.format(f"DISTINCT e.{d.item_fk}"), ordered=True)
+    query = (f"SELECT p.{n.name}, COUNT({{}}) AS n\nFROM {n.people} p\nJOIN {n.events} e ON e.{n.person_fk} = "
+             f"p.{n.person_pk}\nGROUP BY p.{n.person_pk}\nORDER BY n DESC, p.{n.name}\nLIMIT {k};")
+    answer = f"each name and their number of {d.events}, most first; break ties by name (A to Z)"
+    text = rng.choice((f"Which {k} {d.people} have the most {d.events}? Return {answer}.",
+                       f"List the {k} {d.people} with the most {d.events}: {answer}."))
+    return Question(text, query.format("*"), query.format(f"DISTINCT e.{n.item_fk}"), ordered=True)
 
 
 def group_avg(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    query = (f"SELECT g.name, ROUND(AVG(i.{d.amount}), 2) AS average\nFROM {d.groups} g\n"
-             f"JOIN {d.items} i ON i.{d.group_fk} = g.id\nGROUP BY g.id\nORDER BY average {{}}, g.name;")
-    return Question(f"For each {d.group}, what is the average {d.amount_noun} of its {d.items}, rounded to 2 decimal "
-                    f"places? Return the {d.group} name and the average, highest average first; break ties by "
-                    f"{d.group} name (A to Z).", query.format("DESC"), query.format("ASC"), ordered=True)
+    d, n = db.domain, db.names
+    query = (f"SELECT g.{n.group_name}, ROUND(AVG(i.{n.amount}), 2) AS average\nFROM {n.groups} g\n"
+             f"JOIN {n.items} i ON i.{n.group_fk} = g.{n.group_pk}\nGROUP BY g.{n.group_pk}\n"
+             f"ORDER BY average {{}}, g.{n.group_name};")
+    answer = (f"Return the {d.group} name and the average, highest average first; break ties by {d.group} name "
+              f"(A to Z).")
+    text = rng.choice((f"For each {d.group}, what is the average {d.amount_noun} of its {d.items}, rounded to 2 "
+                       f"decimal places? {answer}",
+                       f"What is the average {d.amount_noun} of the {d.items} in each {d.group}, rounded to 2 "
+                       f"decimal places? {answer}"))
+    return Question(text, query.format("DESC"), query.format("ASC"), ordered=True)
 
 
 # -- level 5: subqueries, anti-joins, date arithmetic ------------------------------------
 
 def above_group_avg(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    query = (f"SELECT i.{d.title}\nFROM {d.items} i\n"
-             f"WHERE i.{d.amount} > (SELECT AVG(x.{d.amount}) FROM {d.items} x{{}});")
-    return Question(f"List the {d.title} of every {d.item} whose {d.amount_noun} is higher than the average "
-                    f"{d.amount_noun} of the {d.items} in its own {d.group}.",
-                    query.format(f" WHERE x.{d.group_fk} = i.{d.group_fk}"), query.format(""))
+    d, n = db.domain, db.names
+    query = (f"SELECT i.{n.title}\nFROM {n.items} i\n"
+             f"WHERE i.{n.amount} > (SELECT AVG(x.{n.amount}) FROM {n.items} x{{}});")
+    text = rng.choice((f"List the {_noun(d.title)} of every {d.item} whose {d.amount_noun} is higher than the "
+                       f"average {d.amount_noun} of the {d.items} in its own {d.group}.",
+                       f"Which {d.items} have a {d.amount_noun} higher than the average of the {d.items} in their "
+                       f"own {d.group}? Return the {_noun(d.title)} of each."))
+    return Question(text, query.format(f" WHERE x.{n.group_fk} = i.{n.group_fk}"), query.format(""))
 
 
 def never(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    query = f"SELECT name FROM {d.people} WHERE id NOT IN (SELECT {{}} FROM {d.events});"
-    return Question(f"Which {d.people} have no {d.events} at all? Return their names.",
-                    query.format(d.person_fk), query.format(d.item_fk))
+    d, n = db.domain, db.names
+    query = f"SELECT {n.name} FROM {n.people} WHERE {n.person_pk} NOT IN (SELECT {{}} FROM {n.events});"
+    text = rng.choice((f"Which {d.people} have no {d.events} at all? Return their names.",
+                       f"List the names of the {d.people} without any {d.events}."))
+    return Question(text, query.format(n.person_fk), query.format(n.item_fk))
 
 
 def monthly(rng: random.Random, db: Database) -> Question | None:
-    d = db.domain
-    months = Counter(e[d.event_date][:7] for e in db.rows(d.events))
+    d, n = db.domain, db.names
+    months = Counter(e[n.event_date][:7] for e in db.rows(n.events))
     years = [y for y in _years(months) if sum(m.startswith(y) for m in months) >= 3]
     if not years:
         return None
     year = rng.choice(years)
-    query = (f"SELECT strftime('%Y-%m', {d.event_date}) AS month, COUNT(*)\nFROM {d.events}\n"
-             f"WHERE strftime('%Y', {d.event_date}) = '{year}'\nGROUP BY month\nORDER BY month{{}};")
-    return Question(f"For each month of {year}, how many {d.events} have their {d.event_date_noun} in that month? "
-                    f"Return the month as 'YYYY-MM' and the count, in chronological order, leaving out months with "
-                    f"no {d.events}.", query.format(""), query.format(" DESC"), ordered=True)
+    query = (f"SELECT strftime('%Y-%m', {n.event_date}) AS month, COUNT(*)\nFROM {n.events}\n"
+             f"WHERE strftime('%Y', {n.event_date}) = '{year}'\nGROUP BY month\nORDER BY month{{}};")
+    answer = (f"Return the month as 'YYYY-MM' and the count, in chronological order, leaving out months with no "
+              f"{d.events}.")
+    text = rng.choice((f"For each month of {year}, how many {d.events} have their {d.event_date_noun} in that month? "
+                       f"{answer}", f"Count the {d.events} in each month of {year}, by {d.event_date_noun}. {answer}"))
+    return Question(text, query.format(""), query.format(" DESC"), ordered=True)
 
 
 def within_days(rng: random.Random, db: Database) -> Question:
-    d = db.domain
-    n = rng.choice((30, 60, 90))
-    join = f"SELECT COUNT(*)\nFROM {d.events} e\nJOIN {d.people} p ON p.id = e.{d.person_fk}\nWHERE "
-    return Question(f"For how many {d.events} is the {d.event_date_noun} at most {n} days after the {d.person}'s "
-                    f"{d.joined_noun}?",
-                    f"{join}julianday(e.{d.event_date}) - julianday(p.{d.joined}) <= {n};",
-                    f"{join}e.{d.event_date} <= date(p.{d.joined}, '+{n} months');")
+    d, n = db.domain, db.names
+    days = rng.choice((30, 60, 90))
+    join = f"SELECT COUNT(*)\nFROM {n.events} e\nJOIN {n.people} p ON p.{n.person_pk} = e.{n.person_fk}\nWHERE "
+    text = rng.choice((f"For how many {d.events} is the {d.event_date_noun} at most {days} days after the "
+                       f"{d.person}'s {d.joined_noun}?",
+                       f"How many {d.events} have a {d.event_date_noun} no more than {days} days after the "
+                       f"{d.person}'s {d.joined_noun}?"))
+    return Question(text, f"{join}julianday(e.{n.event_date}) - julianday(p.{n.joined}) <= {days};",
+                    f"{join}e.{n.event_date} <= date(p.{n.joined}, '+{days} months');")
 
 
 Family = Callable[[random.Random, Database], Question | None]
