@@ -1,5 +1,7 @@
 import csv
 import io
+import re
+from dataclasses import replace
 
 import pytest
 
@@ -7,8 +9,11 @@ from tempering import envs
 from tempering.envs.finance import FILINGS_ID, STATEMENTS_ID, FilingsEnv, StatementsEnv
 from tempering.envs.finance.document import build_document, target_chars
 from tempering.envs.finance.envs import answer_line, parse_tool_call
-from tempering.envs.finance.filing import inconsistencies
+from tempering.envs.finance.filing import STATEMENTS, inconsistencies
+from tempering.envs.finance.layout import (EXPENSES, NAMINGS, STYLES, TRAIN_NAMINGS, TRAIN_STYLES, UNIT_PLACES,
+                                           UNSEEN_LAYOUTS)
 from tempering.envs.finance.questions import FAMILIES, Gold
+from tempering.envs.finance.render import table, unit_label
 from tempering.envs.finance.verify import PARTIAL_CREDIT, score_answer
 from tempering.errors import TaskError
 
@@ -25,8 +30,9 @@ def long_env():
 
 @pytest.mark.parametrize("env_id", [STATEMENTS_ID, FILINGS_ID])
 def test_check_env_passes(env_id):
-    report = envs.check_env(env_id, n=4)
+    report = envs.check_env(env_id, n=10)
     assert report.ok, report.problems
+    assert report.checked == 30  # train, test and unseen
     assert env_id in envs.list_envs()
 
 
@@ -94,7 +100,7 @@ def test_restated_question_needs_the_restated_figure(env):
     task = env.task("train", 0, "restated_growth")
     f, gold = task.reference.filing, task.reference.gold
     r = f.restatement
-    assert f"revenue revised to {r.revenue:,}" in task.prompt[0].content
+    assert f"{f.layout.label('revenue').lower()} revised to {r.revenue:,}" in task.prompt[0].content
     assert gold.value == pytest.approx((f.values["revenue"][r.year + 1] / r.revenue - 1) * 100)
     unrestated = (f.values["revenue"][r.year + 1] / f.values["revenue"][r.year] - 1) * 100
     assert env.verify(task, answer_line(gold, unrestated)).value == 0.0
@@ -106,9 +112,10 @@ def test_csv_attachments_hold_the_table_figures(env):
     f = task.reference.filing
     assert "```csv" in task.prompt[0].content
     rows = list(csv.reader(io.StringIO(task.metadata["attachments"]["balance_sheet.csv"])))
-    assert rows[0] == ["line_item"] + [f"FY{y}" for y in f.years]
-    total = next(r for r in rows if r[0] == "Total assets")
-    assert [int(x) for x in total[1:]] == [f.values["total_assets"][y] for y in f.years]
+    years = f.layout.columns(f.years)
+    assert rows[0] == ["line_item"] + [f.layout.column(y) for y in years]
+    total = next(r for r in rows if r[0] == f.layout.label("total_assets"))
+    assert [int(x) for x in total[1:]] == [f.values["total_assets"][y] for y in years]
 
 
 def test_tasks_are_deterministic_and_distinct(env):
@@ -130,6 +137,89 @@ def test_difficulty_limits_families_and_grows_the_long_report():
     easy_len = len(build_document(easy.reference, 1))
     hard_len = len(build_document(hard.reference, 5))
     assert target_chars(1) <= easy_len < target_chars(5) <= hard_len
+
+
+# -- layouts and the unseen split --------------------------------------------------------------
+HELD_OUT = {"/".join(combo) for combo in UNSEEN_LAYOUTS}
+
+
+@pytest.mark.parametrize("make", [StatementsEnv, FilingsEnv])
+def test_unseen_split_holds_out_whole_layouts(make):
+    env = make()
+    train = [env.task("train", i) for i in range(200)]
+    seen = train + [env.task("test", i) for i in range(50)]
+    unseen = [env.task("unseen", i) for i in range(50)]
+    assert all(t.metadata["layout"] == t.reference.filing.layout.name for t in seen + unseen)
+    assert not HELD_OUT & {t.metadata["layout"] for t in seen}
+    assert {t.metadata["layout"] for t in unseen} == HELD_OUT
+    seen_layouts = [t.reference.filing.layout for t in seen]
+    assert {lay.style for lay in seen_layouts} == set(TRAIN_STYLES) and "columns" not in TRAIN_STYLES
+    assert {lay.naming for lay in seen_layouts} == set(TRAIN_NAMINGS) and "ifrs" not in TRAIN_NAMINGS
+    train_layouts = [t.reference.filing.layout for t in train]
+    assert len({lay.naming for lay in train_layouts}) >= 4 and len({lay.style for lay in train_layouts}) >= 3
+    assert {t.reference.filing.scale for t in train} == {"ones", "thousands", "millions"}
+    for tasks in (train, unseen):  # the details vary in every split
+        layouts = [t.reference.filing.layout for t in tasks]
+        assert {lay.newest_first for lay in layouts} == {True, False}
+        assert {lay.negatives for lay in layouts} == {"parens", "minus"}
+        assert {lay.unit_place for lay in layouts} == set(UNIT_PLACES)
+        assert len({lay.year_format for lay in layouts}) >= 3
+
+
+def test_unseen_references_pass_and_mistakes_fail(env):
+    for family in env.families:
+        for i in range(2):
+            task = env.task("unseen", i, family)
+            assert task.metadata["layout"] in HELD_OUT
+            assert env.verify(task, env.reference_response(task)).value == 1.0, (family, i)
+            broken = env.verify(task, env.broken_response(task))
+            assert not broken.passed and broken.value < 1.0, (family, i, env.broken_response(task))
+
+
+def _row(text: str, label: str) -> list[str]:
+    """The cells after `label` on the line that starts with it and holds only figures after it."""
+    for line in text.splitlines():
+        line = line.lstrip("| *")
+        if line.startswith(label):
+            cells = [c.strip("*") for c in re.split(r"[\s|]+", line[len(label):].strip(" |*.")) if c]
+            if cells and all(re.fullmatch(r"\(?-?[\d,]+\)?|—|-", c) for c in cells):
+                return cells
+    raise AssertionError(f"no row {label!r} in\n{text}")
+
+
+@pytest.mark.parametrize("style", STYLES)
+@pytest.mark.parametrize("naming", sorted(NAMINGS))
+def test_every_table_style_reads_back_as_the_figures(env, style, naming):
+    f = env.task("train", 1, "covenant").reference.filing
+    assert 0 in f.values["share_issuance"].values()  # a zero to read back
+    for newest_first, negatives, zero, year_format in ((False, "parens", "-", "Fiscal {y}"), (True, "minus", "0", "FY{yy}")):
+        lay = replace(f.layout, style=style, naming=naming, newest_first=newest_first, negatives=negatives, zero=zero,
+                      year_format=year_format)
+        g = replace(f, layout=lay)
+        years = lay.columns(g.years)
+        for key, items in STATEMENTS.items():
+            text = table(g, key)
+            head, at = text.splitlines()[0], 0
+            for y in years:  # the header names the years in column order
+                at = head.index(lay.column(y), at) + 1
+            for item in items:
+                sign = -1 if NAMINGS[naming].signed_expenses and key == "income" and item in EXPENSES else 1
+                assert _row(text, lay.label(item)) == [lay.amount(sign * g.values[item][y]) for y in years], \
+                    (style, naming, item)
+    assert _row(table(replace(f, layout=replace(f.layout, naming="ifrs")), "income"), "Cost of sales")[0][0] in "(-"
+
+
+def test_questions_name_their_unit_and_the_tables_announce_theirs(env):
+    for split in ("train", "unseen"):
+        for i in range(20):
+            task = env.task(split, i, "lookup")
+            f, gold, prompt = task.reference.filing, task.reference.gold, task.prompt[0].content
+            assert gold.unit == f.unit and f"`Answer: <number> {gold.unit}`" in prompt
+            assert unit_label(f) in prompt and f.layout.amount(round(gold.value)) in prompt
+            other = env.task(split, i, "unit_conversion")
+            asked = other.reference.gold
+            assert asked.unit in asked.question and asked.unit != other.reference.filing.unit
+            assert unit_label(other.reference.filing) in other.prompt[0].content
 
 
 # -- the verifier ---------------------------------------------------------------------------
@@ -175,6 +265,15 @@ def test_scale_mistakes_are_named_but_the_figure_is_not():
     assert "2,345" not in wrong.details["feedback"]
 
 
+@pytest.mark.parametrize("reply,status", [
+    ("Answer: 1,234,567 USD", "correct"), ("Answer: 1.234567 million", "correct"),
+    ("Answer: 1,234.567 USD thousands", "correct"), ("Answer: 1,234.567", "wrong_scale"),
+    ("Answer: 1,234,567 EUR", "wrong_unit"),
+])
+def test_plain_currency_amounts(reply, status):
+    assert score_answer(Gold("q", 1_234_567, "USD", 0.001, 0.5), reply).details["status"] == status
+
+
 def test_ratios():
     gold = Gold("q", 1.834, "x", 0.0, 0.01)
     assert score_answer(gold, "Answer: 1.83x").passed and score_answer(gold, "Answer: 1.834 times").passed
@@ -210,6 +309,7 @@ def test_wrong_answer_gets_feedback_then_a_right_one_ends_the_episode(env):
     assert not first.terminated and first.reward == 0.0 and first.info["status"] == "wrong_number"
     text = first.messages[0].content
     assert "outside the tolerance" in text and "income statement" in text  # level 2: the rows are hinted
+    assert task.reference.filing.layout.label("revenue") in text  # by the labels the filing prints
     assert answer_line(gold, gold.value).split(": ")[1].split()[0] not in text
     second = env.step(env.reference_response(task))
     assert second.terminated and second.reward == 1.0
@@ -249,7 +349,8 @@ def test_search_and_read_find_the_restatement(long_env):
     hits = long_env.document(task).search("restated revenue")
     assert f"1. {note}:" in hits or f"2. {note}:" in hits or f"3. {note}:" in hits
     page = long_env.document(task).read(note)
-    assert f"revenue revised to {r.revenue:,}" in page and "page 1 of 1" in page
+    label = task.reference.filing.layout.label("revenue").lower()
+    assert f"{label} revised to {r.revenue:,}" in page and "page 1 of 1" in page
 
 
 def test_tool_errors_are_clear(long_env):
@@ -280,7 +381,7 @@ def test_search_read_answer_episode(long_env):
     read = long_env.step(f'read_section("{note}")')
     assert "Consolidated EBITDA means" in read.messages[0].content
     income = long_env.step('read_section("income-statement")')
-    assert "Operating income" in income.messages[0].content
+    assert task.reference.filing.layout.label("operating_income") in income.messages[0].content
     done = long_env.step("The ratio is computed above.\n" + long_env.reference_response(task))
     assert done.terminated and done.reward == 1.0 and done.info["turn"] == 4
 

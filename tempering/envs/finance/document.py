@@ -1,7 +1,7 @@
 """The long filing of finance/filings-long-v1 and the two tools that read it.
 
-The document is a 10-K-shaped report: business, risk factors, MD&A, the three statements,
-notes 1-15 (note 1 is always the basis of presentation; the other topics come in a
+The document is a 10-K-shaped report: business, risk factors, MD&A, the three statements
+(in the filing's layout: its order, titles, names and table style), notes 1-15 (note 1 is always the basis of presentation; the other topics come in a
 per-filing order), segment information, controls and exhibits. Its length grows with the
 question's level (`target_chars`); the bulk is boilerplate (boilerplate.py), the figures
 sit in the statements and a few notes. It is a pure function of the task's reference,
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from tempering.envs.finance import boilerplate as bp
 from tempering.envs.finance.filing import INDUSTRIES
 from tempering.envs.finance.questions import Case
-from tempering.envs.finance.render import amount, markdown_table, mdna, notes, statement_title, unit_label
+from tempering.envs.finance.render import mdna, notes, statement_title, table, unit_label
 
 PAGE_CHARS = 4000
 SEARCH_RESULTS = 3
@@ -79,15 +79,16 @@ def _note_title(case: Case, topic: str) -> str:
 
 
 def outline(case: Case) -> list[tuple[str, str]]:
-    """The table of contents: (section id, title), in document order."""
+    """The table of contents: (section id, title), in document order (the statements in the
+    layout's order, under the layout's titles)."""
+    lay = case.filing.layout
     notes_ = [(f"note-{i}", f"Note {i}. {_note_title(case, t)}") for i, t in enumerate(note_order(case), 1)]
+    statements = [(STATEMENT_SECTIONS[key], f"Item 8. {lay.title(key)}") for key in lay.statements]
     return ([("business", "Item 1. Business"), ("risk-factors", "Item 1A. Risk factors"),
              ("properties", "Item 2. Properties"), ("legal", "Item 3. Legal proceedings"),
              ("mdna", "Item 7. Management's discussion and analysis"),
-             ("market-risk", "Item 7A. Quantitative and qualitative disclosures about market risk"),
-             ("income-statement", "Item 8. Consolidated statements of operations"),
-             ("balance-sheet", "Item 8. Consolidated balance sheets"),
-             ("cash-flow", "Item 8. Consolidated statements of cash flows")] + notes_
+             ("market-risk", "Item 7A. Quantitative and qualitative disclosures about market risk")]
+            + statements + notes_
             + ([("segments", "Segment information")] if case.filing.segments else [])
             + [("controls", "Item 9A. Controls and procedures"), ("exhibits", "Item 15. Exhibits")])
 
@@ -193,7 +194,7 @@ def build_document(case: Case, level: int) -> Document:
     rng = random.Random(_seed(case))
     fields = {"company": f.company, "industry": f.industry, "products": INDUSTRIES[f.industry][1],
               "currency": f.currency}
-    y, v, unit = f.latest, f.values, unit_label(f)
+    y, v, unit, amount, year = f.latest, f.values, unit_label(f), f.layout.amount, f.layout.year(f.latest)
 
     def filler(sentences: tuple[str, ...], paragraphs: int) -> str:
         return "\n".join(bp.paragraph(rng, sentences, rng.randint(4, 7), **fields) for _ in range(paragraphs))
@@ -204,16 +205,16 @@ def build_document(case: Case, level: int) -> Document:
     finished = f.extra["finished_goods"]
     note_text = {
         "policies": short["policies"] + "\n" + filler(bp.POLICY_SENTENCES, 4),
-        "revenue": (f"Revenue by geography in FY{y} ({unit}): North America {amount(regions[0])}, Europe "
+        "revenue": (f"Revenue by geography in {year} ({unit}): North America {amount(regions[0])}, Europe "
                     f"{amount(regions[1])}, rest of world {amount(regions[2])}.\n" + filler(bp.POLICY_SENTENCES, 2)),
         "restatement": short.get("restatement") or filler(bp.POLICY_SENTENCES, 2),
         "receivables": ("Accounts receivable are stated net of an allowance for credit losses. "
                         + filler(bp.POLICY_SENTENCES, 1)),
-        "inventories": (f"At the end of FY{y}, inventories ({unit}) consisted of finished goods of {amount(finished)} "
+        "inventories": (f"At the end of {year}, inventories ({unit}) consisted of finished goods of {amount(finished)} "
                         f"and raw materials and work in process of {amount(v['inventory'][y] - finished)}.\n"
                         + filler(bp.POLICY_SENTENCES, 1)),
         "ppe": (f"Capital expenditures were {amount(-v['capex'][y])} and depreciation and amortization "
-                f"{amount(v['da'][y])} in FY{y} ({unit}).\n" + filler(bp.POLICY_SENTENCES, 1)),
+                f"{amount(v['da'][y])} in {year} ({unit}).\n" + filler(bp.POLICY_SENTENCES, 1)),
         "goodwill": filler(bp.POLICY_SENTENCES, 2),
         "debt": short["debt"] + "\n" + filler(bp.MARKET_SENTENCES, 1),
         "leases": filler(bp.POLICY_SENTENCES, 2),
@@ -222,7 +223,7 @@ def build_document(case: Case, level: int) -> Document:
         "restructuring": short.get("restructuring") or filler(bp.POLICY_SENTENCES, 1),
         "commitments": filler(bp.RISK_SENTENCES, 2),
         "fair_value": filler(bp.POLICY_SENTENCES, 2),
-        "subsequent": f"No subsequent events required adjustment of the FY{y} financial statements.",
+        "subsequent": f"No subsequent events required adjustment of the {year} financial statements.",
     }
     text = {
         "business": filler(bp.BUSINESS_SENTENCES, 8),
@@ -230,15 +231,13 @@ def build_document(case: Case, level: int) -> Document:
         "legal": "From time to time we are party to legal proceedings. " + filler(bp.RISK_SENTENCES, 1),
         "mdna": "\n".join(mdna(f)) + "\n" + filler(bp.MARKET_SENTENCES + bp.BUSINESS_SENTENCES, 4),
         "market-risk": filler(bp.MARKET_SENTENCES, 3),
-        "income-statement": f"{statement_title(f, 'income')}\n\n{markdown_table(f, 'income')}",
-        "balance-sheet": f"{statement_title(f, 'balance')}\n\n{markdown_table(f, 'balance')}",
-        "cash-flow": f"{statement_title(f, 'cash_flow')}\n\n{markdown_table(f, 'cash_flow')}",
+        **{STATEMENT_SECTIONS[key]: f"{statement_title(f, key)}\n\n{table(f, key)}" for key in f.layout.statements},
         "controls": filler(bp.CONTROL_SENTENCES, 2),
         "exhibits": "Exhibit 3.1 Articles of incorporation. Exhibit 10.1 Credit agreement. Exhibit 21 Subsidiaries. "
                     "Exhibit 31 Certifications.",
     }
     if f.segments:
-        text["segments"] = f"{short['segments']}\n\n{statement_title(f, 'segments')}\n\n{markdown_table(f, 'segments')}"
+        text["segments"] = f"{short['segments']}\n\n{statement_title(f, 'segments')}\n\n{table(f, 'segments')}"
     for i, topic in enumerate(note_order(case), 1):
         text[f"note-{i}"] = note_text[topic]
     rest = sum(len(t) for t in text.values())

@@ -8,18 +8,27 @@
 
 Both take `difficulty` (1-5: the highest family level drawn; the long report also grows
 with each task's level), `max_turns` and `turn_cost` (see FeedbackEnv).
+
+Splits: train and test draw their filings' layouts from the training layouts; `unseen`
+draws only the held-out ones (layout.py: UNSEEN_LAYOUTS), so it measures reading a table
+style and line-item names training never showed. Every task's metadata names its layout
+("style/naming/order").
 """
 
 from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
+from typing import Callable
 
 from tempering.envs.feedback import FeedbackEnv
 from tempering.envs.finance.document import (PAGE_CHARS, SEARCH_RESULTS, Document, build_document, outline,
                                              source_sections, target_chars)
+from tempering.envs.finance.layout import Layout, train_layout, unseen_layout
 from tempering.envs.finance.questions import FAMILIES, PERCENT, RATIO, Case, Gold
-from tempering.envs.finance.render import INSTRUCTION, answer_format, attachments, statements_prompt, unit_label
+from tempering.envs.finance.render import (INSTRUCTION, answer_format, attachments, company_intro, statements_prompt,
+                                           unit_label)
 from tempering.envs.finance.verify import score_answer
 from tempering.errors import TaskError
 from tempering.types import Message, Score, Task
@@ -35,22 +44,28 @@ def _families(difficulty: int) -> tuple[str, ...]:
     return tuple(name for name, (level, _) in FAMILIES.items() if level <= difficulty)
 
 
-def _draw(rng: random.Random, family: str | None, families: tuple[str, ...]) -> tuple[str, int, Case]:
+Layouts = Callable[[random.Random], Layout]
+"""Draws a filing's layout: train_layout (train and test) or unseen_layout."""
+
+
+def _draw(rng: random.Random, family: str | None, families: tuple[str, ...], layouts: Layouts
+          ) -> tuple[str, int, Case]:
     family = family or rng.choice(families)
     level, make = FAMILIES[family]
     filing, gold = make(rng)
-    return family, level, Case(filing, gold)
+    return family, level, Case(replace(filing, layout=layouts(rng)), gold)
 
 
 def _metadata(family: str, level: int, case: Case) -> dict:
     gold = case.gold
     return {"family": family, "difficulty": level, "kind": "number" if gold.verdict is None else "yes_no",
             "unit": gold.unit, "tolerance": {"rel": gold.rel_tol, "abs": gold.abs_tol},
-            "attachments": attachments(case.filing)}
+            "layout": case.filing.layout.name, "attachments": attachments(case.filing)}
 
 
 def verify(task: Task, response: str) -> Score:
-    return score_answer(task.reference.gold, response, hint=task.metadata["difficulty"] <= 2)
+    labels = task.reference.filing.layout.labels if task.metadata["difficulty"] <= 2 else None
+    return score_answer(task.reference.gold, response, hint=labels)
 
 
 def _figure(value: float, unit: str) -> str:
@@ -82,8 +97,8 @@ def broken_response(task: Task) -> str:
     return line
 
 
-def _statements_task(rng: random.Random, family: str | None, families: tuple[str, ...]) -> Task:
-    family, level, case = _draw(rng, family, families)
+def _statements_task(rng: random.Random, family: str | None, families: tuple[str, ...], layouts: Layouts) -> Task:
+    family, level, case = _draw(rng, family, families, layouts)
     prompt = statements_prompt(case.filing, case.gold)
     return Task("", "finance", (Message("user", prompt),), case, _metadata(family, level, case))
 
@@ -93,8 +108,9 @@ class StatementsEnv(FeedbackEnv):
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0) -> None:
         families = _families(difficulty)
-        super().__init__(STATEMENTS_ID, lambda rng, family: _statements_task(rng, family, families), verify,
-                         reference_response, families, max_turns, turn_cost)
+        super().__init__(STATEMENTS_ID, lambda rng, family: _statements_task(rng, family, families, train_layout),
+                         verify, reference_response, families, max_turns, turn_cost,
+                         unseen=lambda rng, family: _statements_task(rng, family, families, unseen_layout))
 
     def broken_response(self, task: Task) -> str:
         return broken_response(task)
@@ -112,9 +128,9 @@ TOOL_HELP = ("To use a tool, end your reply with exactly one tool call on its ow
 def long_prompt(case: Case, level: int) -> str:
     f, gold = case.filing, case.gold
     toc = "\n".join(f"- `{sid}` {title}" for sid, title in outline(case))
-    return (f"You are reviewing the FY{f.latest} annual report of {f.company}, a {f.industry} company. Its financial "
-            f"statements are presented {unit_label(f)}. The report runs to more than {target_chars(level):,} "
-            f"characters, too long to show here, so you get its table of contents and two tools to read it.\n\n"
+    return (f"You are reviewing {company_intro(f)}. Its financial statements are presented {unit_label(f)}. The "
+            f"report runs to more than {target_chars(level):,} characters, too long to show here, so you get its "
+            f"table of contents and two tools to read it.\n\n"
             f"Table of contents (section ids in backticks):\n{toc}\n\n{TOOL_HELP}\n\n"
             f"### Question\n{gold.question}\n\n{INSTRUCTION} {answer_format(gold)}")
 
@@ -128,8 +144,8 @@ def parse_tool_call(reply: str) -> tuple[str, str] | None:
     return (m.group(1), m.group(2).strip()) if m else None
 
 
-def _filings_task(rng: random.Random, family: str | None, families: tuple[str, ...]) -> Task:
-    family, level, case = _draw(rng, family, families)
+def _filings_task(rng: random.Random, family: str | None, families: tuple[str, ...], layouts: Layouts) -> Task:
+    family, level, case = _draw(rng, family, families, layouts)
     metadata = {**_metadata(family, level, case), "sections": source_sections(case)}
     return Task("", "finance", (Message("user", long_prompt(case, level)),), case, metadata)
 
@@ -140,8 +156,9 @@ class FilingsEnv(FeedbackEnv):
 
     def __init__(self, difficulty: int = 5, max_turns: int = 6, turn_cost: float = 0.0) -> None:
         families = _families(difficulty)
-        super().__init__(FILINGS_ID, lambda rng, family: _filings_task(rng, family, families), verify,
-                         reference_response, families, max_turns, turn_cost)
+        super().__init__(FILINGS_ID, lambda rng, family: _filings_task(rng, family, families, train_layout), verify,
+                         reference_response, families, max_turns, turn_cost,
+                         unseen=lambda rng, family: _filings_task(rng, family, families, unseen_layout))
         self._document: tuple[Case, Document] | None = None
 
     def broken_response(self, task: Task) -> str:

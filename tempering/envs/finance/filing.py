@@ -10,9 +10,10 @@ cash-flow statement, and cash is whatever the cash flows leave. So, by construct
 
 `inconsistencies()` checks those ties (and every subtotal) on the figures as displayed;
 it is empty for every generated filing except one with a deliberately planted imbalance
-(`Filing.planted`). All figures are integers in the filing's reporting unit (thousands or
-millions), exactly what the tables show, so gold answers computed from them are what a
-careful reader computes.
+(`Filing.planted`). All figures are integers in the filing's reporting unit (plain currency
+units for a small company, thousands or millions), exactly what the tables show, so gold
+answers computed from them are what a careful reader computes. How the tables print them (names, order, signs, style) is the
+filing's `layout` (layout.py), which no figure depends on.
 
 A restatement (revenue and cost of revenue of a prior year revised by the same amount, the
 net presentation of pass-through costs) leaves gross profit and everything below it, the
@@ -25,9 +26,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
+from tempering.envs.finance.layout import CLASSIC, NAMINGS, Layout
+
 CURRENCIES = ("USD", "USD", "USD", "EUR", "GBP", "CAD", "CHF")
-SCALES = {"thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
-REPORTING_SCALES = ("thousands", "millions")
+SCALES = {"ones": 1, "thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
+REPORTING_SCALES = ("thousands", "thousands", "millions", "millions", "ones")
+"""Drawn uniformly; each scale has its own range of company size (_REVENUE, the first year's revenue)."""
+_REVENUE = {"ones": (2_000_000, 40_000_000), "thousands": (40_000, 3_000_000), "millions": (2_000, 60_000)}
 
 INDUSTRIES = {  # industry -> (segment names, what it sells)
     "industrial machinery": (("Equipment", "Aftermarket Services", "Automation"), "machine tools and spare parts"),
@@ -44,33 +49,17 @@ _NAME_HEADS = ("Northwind", "Bluegate", "Corvane", "Halvorsen", "Meridian Peak",
                "Eastlake", "Fairhaven", "Granite Bay", "Harrowgate", "Ironwood", "Juniper", "Kestrel", "Larkspur")
 _NAME_TAILS = ("Industries", "Holdings", "Systems", "Corp.", "Group", "Technologies", "Inc.", "Partners")
 
-INCOME = (("revenue", "Revenue"), ("cogs", "Cost of revenue"), ("gross_profit", "Gross profit"),
-          ("sga", "Selling, general and administrative"), ("rnd", "Research and development"),
-          ("da", "Depreciation and amortization"), ("operating_income", "Operating income"),
-          ("interest", "Interest expense"), ("pretax", "Income before income taxes"),
-          ("tax", "Income tax expense"), ("net_income", "Net income"))
-BALANCE = (("cash", "Cash and cash equivalents"), ("receivables", "Accounts receivable, net"),
-           ("inventory", "Inventories"), ("current_assets", "Total current assets"),
-           ("ppe", "Property, plant and equipment, net"), ("goodwill", "Goodwill and intangible assets"),
-           ("total_assets", "Total assets"), ("payables", "Accounts payable"), ("accrued", "Accrued liabilities"),
-           ("short_debt", "Short-term debt"), ("current_liabilities", "Total current liabilities"),
-           ("long_debt", "Long-term debt"), ("total_liabilities", "Total liabilities"),
-           ("share_capital", "Common stock and additional paid-in capital"), ("retained", "Retained earnings"),
-           ("total_equity", "Total equity"), ("total_le", "Total liabilities and equity"))
-CASH_FLOW = (("net_income", "Net income"), ("da", "Depreciation and amortization"),
-             ("d_receivables", "Change in accounts receivable"), ("d_inventory", "Change in inventories"),
-             ("d_payables", "Change in accounts payable"), ("d_accrued", "Change in accrued liabilities"),
-             ("cfo", "Net cash provided by operating activities"), ("capex", "Capital expenditures"),
-             ("cfi", "Net cash used in investing activities"), ("d_debt", "Net proceeds from (repayments of) debt"),
-             ("share_issuance", "Proceeds from issuance of common stock"), ("dividends", "Dividends paid"),
-             ("cff", "Net cash provided by (used in) financing activities"), ("net_change", "Net change in cash"),
-             ("cash_begin", "Cash at beginning of year"), ("cash_end", "Cash at end of year"))
-STATEMENTS = {  # key -> (title, rows)
-    "income": ("Consolidated statements of operations", INCOME),
-    "balance": ("Consolidated balance sheets (as of fiscal year-end)", BALANCE),
-    "cash_flow": ("Consolidated statements of cash flows", CASH_FLOW),
-}
-LABELS = {key: label for _, rows in STATEMENTS.values() for key, label in rows}
+INCOME = ("revenue", "cogs", "gross_profit", "sga", "rnd", "da", "operating_income", "interest", "pretax", "tax",
+          "net_income")
+BALANCE = ("cash", "receivables", "inventory", "current_assets", "ppe", "goodwill", "total_assets", "payables",
+           "accrued", "short_debt", "current_liabilities", "long_debt", "total_liabilities", "share_capital",
+           "retained", "total_equity", "total_le")
+CASH_FLOW = ("net_income", "da", "d_receivables", "d_inventory", "d_payables", "d_accrued", "cfo", "capex", "cfi",
+             "d_debt", "share_issuance", "dividends", "cff", "net_change", "cash_begin", "cash_end")
+STATEMENTS = {"income": INCOME, "balance": BALANCE, "cash_flow": CASH_FLOW}
+"""statement -> its line items, in the usual US order (layout.py names and may reorder them)."""
+LABELS = NAMINGS["classic"].labels
+"""The canonical line-item names: what questions and consistency checks call each item."""
 PLANTABLE = ("receivables", "inventory", "ppe", "payables", "accrued")
 """Balance-sheet lines a planted error may hit (the subtotals are then recomputed)."""
 
@@ -97,7 +86,7 @@ class Filing:
     industry: str
     currency: str
     scale: str
-    """"thousands" or "millions": the unit every table reports in."""
+    """"thousands", "millions" or "ones" (plain currency units): the unit every table reports in."""
     years: tuple[int, ...]
     """Fiscal years shown, oldest first."""
     values: dict[str, dict[int, int]]
@@ -119,6 +108,8 @@ class Filing:
     """Describes a deliberately planted inconsistency; empty when the filing ties out."""
     extra: dict[str, int] = field(default_factory=dict)
     """Supporting figures the notes disclose (inventory split, ...)."""
+    layout: Layout = CLASSIC
+    """How the statements are printed (layout.py); no figure depends on it."""
 
     @property
     def latest(self) -> int:
@@ -126,7 +117,8 @@ class Filing:
 
     @property
     def unit(self) -> str:
-        return f"{self.currency} {self.scale}"
+        """The tables' unit as an answer names it: "USD thousands", or "USD" for plain dollars."""
+        return amount_unit(self.currency, self.scale)
 
     def figure(self, item: str, year: int) -> int:
         """A line item as the reader should use it: the restated figure where a note restates it."""
@@ -143,6 +135,11 @@ class Filing:
         depreciation and amortization plus one-time restructuring charges."""
         charge = self.restructuring if year == self.latest else 0
         return self.values["operating_income"][year] + self.values["da"][year] + charge
+
+
+def amount_unit(currency: str, scale: str) -> str:
+    """An amount unit as questions and answers write it: "EUR millions", "USD"."""
+    return currency if scale == "ones" else f"{currency} {scale}"
 
 
 def _income_totals(v: dict[str, int]) -> None:
@@ -195,7 +192,7 @@ def generate_filing(rng: random.Random, n_years: int, *, segments: bool = False,
     """A consistent filing with `n_years` fiscal years (2-4)."""
     industry = rng.choice(sorted(INDUSTRIES))
     scale = rng.choice(REPORTING_SCALES)
-    rev = rng.randint(40_000, 3_000_000) if scale == "thousands" else rng.randint(2_000, 60_000)
+    rev = rng.randint(*_REVENUE[scale])
     gm, rnd_pct = rng.uniform(0.32, 0.65), rng.uniform(0.005, 0.06)
     ar_pct, inv_pct, ap_pct, acc_pct = (rng.uniform(0.08, 0.2), rng.uniform(0.1, 0.3),
                                         rng.uniform(0.08, 0.18), rng.uniform(0.03, 0.08))

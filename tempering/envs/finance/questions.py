@@ -2,8 +2,12 @@
 
 Each family draws the filing it needs (segments, a restatement, a restructuring charge, a
 planted imbalance), asks one question and computes the gold answer from the figures as
-displayed (restated where a note restates them). The question names the unit the answer
-is expected in; the tolerance is part of the gold answer and is stated in the prompt:
+displayed (restated where a note restates them). Questions use the canonical names
+(filing.LABELS: "revenue", "net income", "total equity") and FY2024-style years whatever
+the layout prints ("Net sales", "Profit for the year", "Fiscal 2024"): matching them is
+part of reading the filing. The question names the unit the answer is expected in (the
+tables' own unless it asks for another); the tolerance is part of the gold answer and is
+stated in the prompt:
 
     %        ±0.05 percentage points        growth rates, margins, shares, returns
     x        ±0.01                          ratios
@@ -21,8 +25,8 @@ import random
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from tempering.envs.finance.filing import (LABELS, SCALES, STATEMENTS, Filing, generate_filing, leverage,
-                                          plant_imbalance)
+from tempering.envs.finance.filing import (LABELS, SCALES, STATEMENTS, Filing, amount_unit, generate_filing,
+                                          leverage, plant_imbalance)
 
 PERCENT, RATIO = "%", "x"
 STATEMENT_NAMES = {"income": "income statement", "balance": "balance sheet", "cash_flow": "cash-flow statement",
@@ -75,10 +79,10 @@ def _ratio(value: float, rows: Rows, sources: Rows, question: str, wrong: float)
 
 def _amount(f: Filing, value: float, rows: Rows, sources: Rows, question: str, wrong: float, *,
             scale: str | None = None, rel: float = 0.005) -> Gold:
-    """An amount in `scale` (default: the tables' own)."""
+    """An amount in `scale` (default: the tables' own, whatever unit the layout announces it in)."""
     scale = scale or f.scale
     factor = SCALES[f.scale] / SCALES[scale]
-    return Gold(question, value * factor, f"{f.currency} {scale}", rel, 0.5 * factor, wrong=wrong * factor,
+    return Gold(question, value * factor, amount_unit(f.currency, scale), rel, 0.5 * factor, wrong=wrong * factor,
                 sources=sources, rows=rows)
 
 
@@ -98,7 +102,7 @@ def _filing(rng: random.Random, level: int, **needs) -> Filing:
 
 def _statement_of(item: str) -> str:
     """The first statement showing a line item."""
-    return next(key for key, (_, rows) in STATEMENTS.items() if item in dict(rows))
+    return next(key for key, items in STATEMENTS.items() if item in items)
 
 
 def _later_year(rng: random.Random, f: Filing) -> int:
@@ -127,10 +131,11 @@ def unit_conversion(rng: random.Random) -> tuple[Filing, Gold]:
     f = _filing(rng, 2)
     item = rng.choice(("revenue", "net_income", "total_assets", "cfo", "total_equity", "gross_profit"))
     year = rng.choice(f.years)
-    scale = "millions" if f.scale == "thousands" else rng.choice(("thousands", "billions"))
+    scale = rng.choice({"ones": ("thousands", "millions"), "thousands": ("millions",),
+                        "millions": ("thousands", "billions")}[f.scale])
     value = f.figure(item, year)
     gold = _amount(f, value, (item,), (_statement_of(item),), f"What was {LABELS[item].lower()} in FY{year}, in "
-                   f"{f.currency} {scale}?", value, scale=scale)
+                   f"{amount_unit(f.currency, scale)}?", value, scale=scale)
     return f, replace(gold, wrong=value)  # the figure left in the tables' unit
 
 

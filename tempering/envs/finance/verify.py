@@ -6,10 +6,11 @@ line the first number is read, ignoring numbers glued to letters (FY2023). Comma
 thousands; a minus sign or parentheses around the number make it negative; currency
 symbols are ignored.
 
-Units. The question states the unit it expects, and a bare number is read in that unit. A
-scale word after the number (thousand/k, million/m/mn/mm, billion/bn/b, also written
-"USD millions") converts: when the question asks for USD thousands, "12.5 million" and
-"12,500" are the same answer, and "12,500 millions" is not. A "%" (or "percent") answers
+Units. The question states the unit it expects ("USD thousands", or "USD" alone for plain
+dollars), whatever unit the filing's layout announces, and a bare number is read in that
+unit. A scale word after the number (thousand/k, million/m/mn/mm, billion/bn/b, also
+written "USD millions") converts: when the question asks for USD thousands, "12.5 million"
+and "12,500" are the same answer, and "12,500 millions" is not. A "%" (or "percent") answers
 only a percentage question and an "x" (or "times") only a ratio question; a scale word
 or a currency code on a percentage or ratio, or a different currency code on an amount,
 is `wrong_unit`. A number that would be right after rescaling (an amount by a power of
@@ -22,15 +23,16 @@ passed) for the right verdict with the figure missing, in the wrong unit or out 
 tolerance, and 0 for the wrong verdict.
 
 Feedback never gives the gold figure; on a wrong number at difficulty 1-2 it names the
-statement and rows that hold the inputs.
+statement and rows that hold the inputs, by the labels the filing prints.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tempering.envs.finance.filing import LABELS, SCALES
+from tempering.envs.finance.filing import SCALES
 from tempering.envs.finance.questions import PERCENT, RATIO, STATEMENT_NAMES, Gold
 from tempering.types import Score
 
@@ -89,7 +91,8 @@ def _in_unit(reading: Reading, gold: Gold) -> tuple[float | None, str]:
         if other or reading.scale or reading.currencies:
             return None, f"the question asks for {'a percentage' if gold.unit == PERCENT else 'a ratio (x)'}"
         return reading.value, ""
-    currency, scale = gold.unit.split()
+    currency, *scale = gold.unit.split()
+    scale = scale[0] if scale else "ones"
     if reading.percent or reading.ratio:
         return None, f"the question asks for an amount in {gold.unit}"
     if reading.currencies and currency not in reading.currencies:
@@ -98,15 +101,15 @@ def _in_unit(reading: Reading, gold: Gold) -> tuple[float | None, str]:
     return reading.value * factor, ""
 
 
-def _hint(gold: Gold) -> str:
+def _hint(gold: Gold, labels: Mapping[str, str]) -> str:
     where = " and the ".join(STATEMENT_NAMES[s] for s in gold.sources)
-    rows = "; ".join(LABELS[r] for r in gold.rows)
+    rows = "; ".join(labels[r] for r in gold.rows)
     return f" The inputs are in the {where}" + (f" (rows: {rows})." if rows else ".")
 
 
-def score_answer(gold: Gold, response: str, hint: bool = False) -> Score:
-    """Grade a reply against the gold answer; `hint` adds where the inputs are to feedback
-    on a wrong number."""
+def score_answer(gold: Gold, response: str, hint: Mapping[str, str] | None = None) -> Score:
+    """Grade a reply against the gold answer; `hint` (the filing's line-item labels) adds
+    where the inputs are to feedback on a wrong number."""
     text = answer_text(response)
     fmt = (f"`Answer: <number> {gold.unit}`" if gold.verdict is None
            else f"`Answer: yes (<figure> {gold.unit})` or `Answer: no (<figure> {gold.unit})`")
@@ -119,7 +122,7 @@ def score_answer(gold: Gold, response: str, hint: bool = False) -> Score:
     return _score_verdict(gold, text, fmt, base)
 
 
-def _score_number(gold: Gold, text: str, fmt: str, hint: bool, base: dict) -> Score:
+def _score_number(gold: Gold, text: str, fmt: str, hint: Mapping[str, str] | None, base: dict) -> Score:
     reading = read_number(text)
     if reading is None:
         return Score(0.0, False, {**base, "status": "no_answer", "extracted": None,
@@ -138,7 +141,7 @@ def _score_number(gold: Gold, text: str, fmt: str, hint: bool, base: dict) -> Sc
     shown = f"{value:,.4f}".rstrip("0").rstrip(".")
     note = f"{shown} {gold.unit} is outside the tolerance ({gold.tolerance_text}) of the correct figure."
     return Score(0.0, False, {**base, "status": "wrong_number", "extracted": value,
-                              "feedback": note + (_hint(gold) if hint else "") + " Recheck the figures and your "
+                              "feedback": note + (_hint(gold, hint) if hint else "") + " Recheck the figures and your "
                                                                                 "arithmetic."})
 
 
