@@ -2,8 +2,10 @@
 
 The episode is `terminal/tb-v1`'s (env.py): one ```bash block per reply, DONE to finish, then
 the grader runs the task's FAIL_TO_PASS and PASS_TO_PASS tests (reward 1 only when all pass;
-`info["counts"]` has both counts). The tasks are generated (repo_gen.py), so there are two
-splits, `task(split, i)` is the same task every time, and the families are the seed modules.
+`info["counts"]` has both counts). The tasks are generated (repo_gen.py), `task(split, i)` is
+the same task every time, and the families are the seed modules. Three splits: `train` and
+`test` draw the trained modules (bugs at different mutation sites), `unseen` only the
+held-out ones (repo_seeds.UNSEEN_MODULES: heapq, shlex), which no train or test task uses.
 """
 
 from __future__ import annotations
@@ -14,18 +16,18 @@ from tempering.errors import TaskError
 from tempering.types import Task
 
 from .env import TerminalEnv
-from .repo_gen import ENV_ID, generate
-from .repo_seeds import SEEDS
+from .repo_gen import ENV_ID, SPLITS, UNSEEN, generate
+from .repo_seeds import SEEDS, TRAINED_MODULES, UNSEEN_MODULES
 
 SPLIT_SIZE = 100_000
 """Tasks per split (generated on demand; any index below this works)."""
 
 
 class RepoEnv(TerminalEnv):
-    """See the module docstring. `modules` restricts the seed modules; `seed` picks another
-    stream of tasks."""
+    """See the module docstring. `modules` restricts the trained seed modules (a held-out
+    one is an error: it would train on the unseen split); `seed` picks another stream of tasks."""
 
-    splits = ("train", "test")
+    splits = SPLITS
 
     def __init__(self, max_turns: int = 20, command_timeout_s: float = 60.0, output_chars: int = 4000, sandbox=None,
                  modules: tuple[str, ...] | None = None, seed: int = 0) -> None:
@@ -34,10 +36,15 @@ class RepoEnv(TerminalEnv):
         unknown = sorted(set(modules or ()) - set(SEEDS))
         if unknown:
             raise TaskError(f"no seed module {', '.join(unknown)} for {ENV_ID}; there are {', '.join(SEEDS)}")
+        held = sorted(set(modules or ()) & set(UNSEEN_MODULES))
+        if held:
+            raise TaskError(f"seed module {', '.join(held)} is held out for {ENV_ID}'s unseen split; "
+                            f"train on {', '.join(TRAINED_MODULES)}")
         self.id = ENV_ID
         self.max_turns, self.command_timeout_s, self.output_chars = max_turns, command_timeout_s, output_chars
-        self.modules, self.seed = tuple(modules or SEEDS), seed
+        self.modules, self.seed = tuple(modules or TRAINED_MODULES), seed
         self.families = self.modules
+        self.unseen_families = UNSEEN_MODULES
         self._sandbox = sandbox
         self.skipped: dict[str, str] = {}
         self._session = None
@@ -48,14 +55,16 @@ class RepoEnv(TerminalEnv):
 
     def task(self, split: str, index: int, family: str | None = None) -> Task:
         if split not in self.splits:
-            raise TaskError(f"unknown split {split!r} for {ENV_ID}: use train or test")
-        if family is not None and family not in self.families:
-            raise TaskError(f"{ENV_ID} has no family {family!r}; families: {', '.join(self.families)}")
+            raise TaskError(f"unknown split {split!r} for {ENV_ID}: use one of {', '.join(self.splits)}")
+        known = self.unseen_families if split == UNSEEN else self.families
+        if family is not None and family not in known:
+            raise TaskError(f"{ENV_ID} has no family {family!r} in split {split}; families: {', '.join(known)}")
         return self._task_at(split, index, family)
 
     @functools.lru_cache(maxsize=256)  # noqa: B019 (one env per run; generation costs a sandbox run or more)
     def _task_at(self, split: str, index: int, family: str | None) -> Task:
-        spec = generate(split, index, self.seed, (family,) if family else self.modules, self.sandbox)
+        modules = (family,) if family else self.unseen_families if split == UNSEEN else self.modules
+        spec = generate(split, index, self.seed, modules, self.sandbox)
         t = spec.terminal_task()
         return Task(id=f"{ENV_ID}/{split}/{index}" + (f"/{family}" if family else ""), domain="terminal",
                     prompt=self.as_task(t).prompt, reference=t,

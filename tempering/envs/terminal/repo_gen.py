@@ -7,25 +7,28 @@ with one bug injected, an issue describing it, and tests that catch it. Offline,
 
 How a task is made, everything drawn from Random("terminal/repo-v1|split|seed|index"):
 
-1. A seed module (repo_seeds.py: textwrap, colorsys, fnmatch, shlex, bisect, heapq; taken in
-   turn by index from a place the seed picks, another drawn if one yields no bug) is copied
-   from this Python's standard library, renamed (textwrap -> `wrapkit/__init__.py`), without
-   its C-accelerator imports or `__main__` block.
+1. A seed module (repo_seeds.py: textwrap, colorsys, fnmatch, bisect, html, graphlib for
+   train and test; heapq, shlex for unseen; taken in turn by index from a place the seed
+   picks, another drawn if one yields no bug) is copied from this Python's standard library,
+   renamed (textwrap -> `wrapkit/__init__.py`), without its C-accelerator imports or
+   `__main__` block.
 2. Test calls are drawn, two per function shown in the repository (tests/test_P.py) and two
    held out (tests/test_P_more.py, which only the grader has). Each test runs its call in a
    separate process (repo_call.py) and compares with what the original module returned.
-3. The module's mutation sites (mutate.py) of this split are shuffled; the original and the
-   mutants, 8 at a time, run every call in one sandbox run (a fresh import per call, 2 s
-   each). The first mutant with no call that hangs, at least one shown test failing and at
+3. The module's mutation sites (mutate.py) of this split (all of them, for unseen) are
+   shuffled; the original and the mutants, 8 at a time, run every call in one sandbox run
+   (a fresh import per call, 2 s each). The first mutant with no call that hangs, at least one shown test failing and at
    least one held-out test failing is the bug: FAIL_TO_PASS is every failing test,
    PASS_TO_PASS every other one.
 4. The issue describes one failing shown test in a user's words (the call, what it gave,
    what was expected), never the change. The oracle writes the original file back.
 
-Splits: a mutation site (module, operator, place) is in the test split when its key hashes
-there (envs.base.split_of), so no bug is in both splits; `modules` restricts the seed
-modules (to hold a whole module out). The same Python gives the same tasks; a different
-Python version's standard library may give others.
+Splits: train and test draw the trained seed modules (TRAINED_MODULES); a mutation site
+(module, operator, place) is in the test split when its key hashes there (envs.base.split_of),
+so no bug is in both. The unseen split draws only the held-out modules (UNSEEN_MODULES), at
+any of their sites, so no module of it is ever trained on. `modules` picks the seed modules
+instead. The same Python gives the same tasks; a different Python version's standard library
+may give others.
 """
 
 from __future__ import annotations
@@ -41,17 +44,18 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tempering.envs.base import split_of
+from tempering.envs.base import UNSEEN, split_of
 from tempering.errors import TaskError
 
 from . import mutate
 from .repo import CATEGORY, repo_task, snapshot_build, write_repo_task
 from .repo_call import RUN_CASE
-from .repo_seeds import SEEDS, Seed
+from .repo_seeds import SEEDS, TRAINED_MODULES, UNSEEN_MODULES, Seed
 from .repo_text import instruction, issue_text, render_tests
 from .task import TerminalTask
 
 ENV_ID = "terminal/repo-v1"
+SPLITS = ("train", "test", UNSEEN)
 SHOWN_PER_FUNCTION, HELD_OUT_PER_FUNCTION = 2, 2
 BATCH = 8
 """Mutants evaluated per sandbox run."""
@@ -60,9 +64,9 @@ MAX_MUTANTS = 48
 CALL_LIMIT_S = 2.0
 """A call running longer than this hangs, and its mutant is discarded."""
 MAX_REPR = 600
-EXPECTED_ERRORS = ("ValueError", "IndexError", "KeyError")
-"""Exceptions the original may raise for a test to expect (shlex's unclosed quotes); any
-other means the call is not a fair test."""
+EXPECTED_ERRORS = ("ValueError", "IndexError", "KeyError", "CycleError")
+"""Exceptions the original may raise for a test to expect (shlex's unclosed quotes, graphlib's
+cycles); any other means the call is not a fair test."""
 HELPERS = (Path(__file__).parent / "repo_call.py").read_text()
 
 EVALUATE = r'''
@@ -304,9 +308,9 @@ def _same(result: dict, expected: tuple[str, object]) -> bool:
 
 def generate(split: str, index: int, seed: int = 0, modules: tuple[str, ...] | None = None, sandbox=None) -> RepoSpec:
     """The `index`-th task of `split` for `seed` (see the module docstring)."""
-    if split not in ("train", "test"):
-        raise TaskError(f"unknown split {split!r}: use train or test")
-    pool = sorted(modules or SEEDS)
+    if split not in SPLITS:
+        raise TaskError(f"unknown split {split!r}: use one of {', '.join(SPLITS)}")
+    pool = sorted(modules or (UNSEEN_MODULES if split == UNSEEN else TRAINED_MODULES))
     unknown = sorted(set(pool) - set(SEEDS))
     if unknown:
         raise TaskError(f"no seed module {', '.join(unknown)}; there are {', '.join(SEEDS)}")
@@ -327,7 +331,7 @@ def generate(split: str, index: int, seed: int = 0, modules: tuple[str, ...] | N
 def _try_module(seed: Seed, rng: random.Random, split: str, seed_n: int, index: int, sandbox) -> RepoSpec | None:
     original = seed_source(seed.module)
     drawn = draw_cases(seed, rng)
-    candidates = [s for s in sites(seed.module) if split_of(f"{seed.module}:{s.key}") == split]
+    candidates = [s for s in sites(seed.module) if split == UNSEEN or split_of(f"{seed.module}:{s.key}") == split]
     rng.shuffle(candidates)
     codes = [code for *_, code in drawn]
     expected: list[tuple[str, object] | None] | None = None

@@ -253,4 +253,69 @@ HEAPQ = Seed("heapq", "heapkit", "Heap queue algorithms.", (
                         + r.choice(["", ", key=lambda x: x // 3"]) + "))"),
 ))
 
-SEEDS: dict[str, Seed] = {s.module: s for s in (TEXTWRAP, COLORSYS, FNMATCH, SHLEX, BISECT, HEAPQ)}
+def _markup(r: random.Random) -> str:
+    """Text with the characters escaping cares about, alone and inside words and tags."""
+    pieces = [r.choice(["<", ">", "&", '"', "'", "<b>", "</p>", "a & b", "x<y", "&amp;"]) if r.random() < 0.4
+              else _word(r, 1, 5) for _ in range(r.randint(1, 6))]
+    return r.choice(["", " "]).join(pieces)
+
+
+REFS = ("&amp;", "&lt;", "&gt;", "&quot;", "&#39;", "&#x27;", "&#60;", "&#X3c;", "&nbsp;", "&copy;", "&eacute;",
+        "&amp", "&lt", "&notit;", "&notin;", "&#0;", "&#x80;", "&#150;", "&#xD800;", "&#1114112;", "&#65", "&#x41",
+        "&unknown;", "&", "&#;", "&#x;", "&ThickSpace;", "&AMP;", "&#x1F600;", "&#11;")
+"""Character references: named, decimal and hex, with and without the semicolon, and the
+ones HTML5 replaces or rejects (0, surrogates, beyond U+10FFFF, the Windows-1252 block)."""
+
+
+def _escaped(r: random.Random) -> str:
+    return "".join(r.choice(REFS) if r.random() < 0.5 else _word(r, 1, 4) for _ in range(r.randint(1, 6)))
+
+
+HTML = Seed("html", "markupkit", "Escaping and unescaping HTML text.", (
+    ("escape", lambda r: f"P.escape({_markup(r)!r}" + r.choice(["", "", ", quote=False", ", quote=True"]) + ")"),
+    ("unescape", lambda r: f"P.unescape({_escaped(r)!r})"),
+))
+
+
+def _graph(r: random.Random, cycle: bool = False) -> dict[str, list[str]]:
+    """node -> its predecessors: a DAG (edges only from nodes drawn earlier), or with a cycle
+    a <-> b; some nodes appear only as another's predecessor."""
+    nodes = r.sample("abcdefgh", r.randint(2, 7))
+    graph = {n: sorted(r.sample(nodes[:i], r.randint(0, min(i, 2)))) for i, n in enumerate(nodes)}
+    if cycle:
+        graph[nodes[1]] = sorted(set(graph[nodes[1]]) | {nodes[0]})
+        graph[nodes[0]] = [nodes[1]]
+    return {n: preds for n, preds in graph.items() if preds or r.random() < 0.6}
+
+
+def _adds(r: random.Random) -> str:
+    calls = "".join(f"ts.add({n!r}{''.join(', ' + repr(p) for p in preds)})\n"
+                    for n, preds in _graph(r, cycle=r.random() < 0.2).items())
+    return f"ts = P.TopologicalSorter()\n{calls}list(ts.static_order())"
+
+
+def _rounds(r: random.Random) -> str:
+    return (f"ts = P.TopologicalSorter({_graph(r)!r})\nts.prepare()\nrounds = []\nwhile ts.is_active():\n"
+            f"    rounds.append(sorted(ts.get_ready()))\n    ts.done(*rounds[-1])\nrounds")
+
+
+def _done(r: random.Random) -> str:
+    bad = r.choice(["", "", "ts.done('z')\n", "ts.done(first[0])\n"])  # unknown, or done twice: ValueError
+    return (f"ts = P.TopologicalSorter({_graph(r)!r})\nts.prepare()\nfirst = sorted(ts.get_ready())\n"
+            f"ts.done(first[0])\n{bad}(first, sorted(ts.get_ready()), ts.is_active())")
+
+
+GRAPHLIB = Seed("graphlib", "graphkit", "Topological sorting of graphs.", (
+    ("static_order", lambda r: f"list(P.TopologicalSorter({_graph(r, cycle=r.random() < 0.2)!r}).static_order())"),
+    ("add", _adds),
+    ("get_ready", _rounds),
+    ("done", _done),
+    ("prepare", lambda r: f"P.TopologicalSorter({_graph(r, cycle=r.random() < 0.6)!r}).prepare()"),
+))
+
+SEEDS: dict[str, Seed] = {s.module: s for s in (TEXTWRAP, COLORSYS, FNMATCH, SHLEX, BISECT, HEAPQ, HTML, GRAPHLIB)}
+UNSEEN_MODULES = ("heapq", "shlex")
+"""Seed modules only the unseen split draws: a priority queue beside the trained bisect and
+graphlib, a lexer beside the trained fnmatch, textwrap and html."""
+TRAINED_MODULES = tuple(m for m in SEEDS if m not in UNSEEN_MODULES)
+"""The seed modules train and test draw."""

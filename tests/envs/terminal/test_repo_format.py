@@ -1,4 +1,5 @@
-"""Repository tasks without a sandbox: AST mutations, node ids, the repo task format."""
+"""Repository tasks without a sandbox: AST mutations, node ids, the repo task format, which
+seed modules each split draws."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import yaml
 
 from tempering.envs.terminal import load_task, mutate
 from tempering.envs.terminal.repo import case_key, counted, node_name
-from tempering.envs.terminal.repo_gen import seed_source, sites
-from tempering.envs.terminal.repo_seeds import SEEDS
+from tempering.envs.terminal import repo_gen
+from tempering.envs.terminal.repo_env import RepoEnv
+from tempering.envs.terminal.repo_gen import generate, seed_source, sites
+from tempering.envs.terminal.repo_seeds import SEEDS, TRAINED_MODULES, UNSEEN_MODULES
 from tempering.envs.terminal.scoring import TestOutcome as Outcome
 from tempering.envs.terminal.task import RepoTests
 from tempering.errors import TaskError
@@ -81,6 +84,32 @@ def test_seed_modules_copy_without_accelerators_and_have_sites(module):
     source = seed_source(module)
     assert "from _" not in source and "__main__" not in source and "```" not in source
     assert len(sites(module)) > 40
+
+
+def test_the_unseen_split_holds_out_whole_seed_modules(monkeypatch):
+    assert set(TRAINED_MODULES) | set(UNSEEN_MODULES) == set(SEEDS) and not set(TRAINED_MODULES) & set(UNSEEN_MODULES)
+    assert len(TRAINED_MODULES) >= 6 and 1 <= len(UNSEEN_MODULES) <= 2
+
+    def fake(seed, rng, split, seed_n, index, sandbox):  # a module that yields no bug now and then: another is drawn
+        return None if rng.random() < 0.25 else seed.module
+
+    monkeypatch.setattr(repo_gen, "_try_module", fake)
+    drawn = {split: [generate(split, i, sandbox=object()) for i in range(n)]
+             for split, n in (("train", 200), ("test", 50), ("unseen", 50))}
+    assert set(drawn["train"]) == set(drawn["test"]) == set(TRAINED_MODULES)
+    assert set(drawn["unseen"]) == set(UNSEEN_MODULES)
+
+
+def test_the_env_offers_the_unseen_split_and_refuses_to_train_on_it():
+    env = RepoEnv()
+    assert env.splits == ("train", "test", "unseen") and env.size("unseen") == env.size("train") > 0
+    assert (env.families, env.unseen_families) == (TRAINED_MODULES, UNSEEN_MODULES)
+    with pytest.raises(TaskError, match="no family 'heapq' in split train"):
+        env.task("train", 0, "heapq")
+    with pytest.raises(TaskError, match="no family 'bisect' in split unseen"):
+        env.task("unseen", 0, "bisect")
+    with pytest.raises(TaskError, match="held out for terminal/repo-v1's unseen split"):
+        RepoEnv(modules=("bisect", "shlex"))
 
 
 def test_node_ids_map_to_the_judges_case_keys():

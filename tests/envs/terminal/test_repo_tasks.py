@@ -1,5 +1,5 @@
 """Generated repository tasks in the sandbox: determinism, oracle 1 / noop 0, the agent's
-view, cheats that must score 0, the env and the CLI."""
+view, cheats that must score 0, the env (its unseen split too) and the CLI."""
 
 from __future__ import annotations
 
@@ -152,6 +152,25 @@ def test_repo_env_generates_plays_and_checks(shared_sandbox):
     step = env.step(env.reference_response(task))
     assert step.terminated and step.reward == 1.0 and step.info["counts"]["fail_to_pass"][0] > 0
     assert env.verify(task, "").value == 0.0
+
+
+@pytest.mark.parametrize("module", ["heapq", "shlex"])
+def test_unseen_tasks_are_of_held_out_modules_and_the_oracle_fixes_them(shared_sandbox, module):
+    from tempering.envs.terminal.repo_env import RepoEnv
+
+    env = RepoEnv(sandbox=shared_sandbox)
+    task = env.task("unseen", 0, module)
+    assert task.id == f"terminal/repo-v1/unseen/0/{module}" and task.reference.id == f"{module}-unseen-0000"
+    assert env.verify(task, env.reference_response(task)).value == 1.0
+    assert env.verify(task, "").value == 0.0
+
+
+@pytest.mark.slow
+def test_check_env_five_per_split(shared_sandbox):
+    from tempering import envs
+
+    report = envs.check_env("terminal/repo-v1", n=5)
+    assert report.ok and report.checked == 15, report.problems
 
 
 def test_cli_writes_verified_tasks_that_eval_scores(tmp_path, capsys):
