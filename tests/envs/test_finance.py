@@ -13,7 +13,7 @@ from tempering.envs.finance.filing import STATEMENTS, inconsistencies
 from tempering.envs.finance.layout import (EXPENSES, NAMINGS, STYLES, TRAIN_NAMINGS, TRAIN_STYLES, UNIT_PLACES,
                                            UNSEEN_LAYOUTS)
 from tempering.envs.finance.questions import FAMILIES, Gold
-from tempering.envs.finance.render import table, unit_label
+from tempering.envs.finance.render import INSTRUCTION, table, unit_label
 from tempering.envs.finance.verify import PARTIAL_CREDIT, score_answer
 from tempering.errors import TaskError
 
@@ -220,6 +220,13 @@ def test_questions_name_their_unit_and_the_tables_announce_theirs(env):
             asked = other.reference.gold
             assert asked.unit in asked.question and asked.unit != other.reference.filing.unit
             assert unit_label(other.reference.filing) in other.prompt[0].content
+
+
+def test_low_levels_leave_out_the_notes_they_never_need(env):
+    easy, hard = env.task("train", 0, "lookup").prompt[0].content, env.task("train", 0, "covenant").prompt[0].content
+    assert "Basis of presentation" in easy and "Debt." not in easy and INSTRUCTION not in easy
+    assert "Consolidated EBITDA means" in hard and INSTRUCTION in hard
+    assert "twelve months" not in hard  # MD&A's liquidity boilerplate stays in the long report only
 
 
 # -- the verifier ---------------------------------------------------------------------------

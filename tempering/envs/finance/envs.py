@@ -99,7 +99,7 @@ def broken_response(task: Task) -> str:
 
 def _statements_task(rng: random.Random, family: str | None, families: tuple[str, ...], layouts: Layouts) -> Task:
     family, level, case = _draw(rng, family, families, layouts)
-    prompt = statements_prompt(case.filing, case.gold)
+    prompt = statements_prompt(case.filing, case.gold, level)
     return Task("", "finance", (Message("user", prompt),), case, _metadata(family, level, case))
 
 

@@ -11,8 +11,9 @@ cash-flow statement, and cash is whatever the cash flows leave. So, by construct
 `inconsistencies()` checks those ties (and every subtotal) on the figures as displayed;
 it is empty for every generated filing except one with a deliberately planted imbalance
 (`Filing.planted`). All figures are integers in the filing's reporting unit (plain currency
-units for a small company, thousands or millions), exactly what the tables show, so gold
-answers computed from them are what a careful reader computes. How the tables print them (names, order, signs, style) is the
+units for a company under about 5 million of revenue, thousands up to about 1 billion,
+millions above), exactly what the tables show, so gold answers computed from them are what
+a careful reader computes. How the tables print them (names, order, signs, style) is the
 filing's `layout` (layout.py), which no figure depends on.
 
 A restatement (revenue and cost of revenue of a prior year revised by the same amount, the
@@ -32,7 +33,7 @@ CURRENCIES = ("USD", "USD", "USD", "EUR", "GBP", "CAD", "CHF")
 SCALES = {"ones": 1, "thousands": 1_000, "millions": 1_000_000, "billions": 1_000_000_000}
 REPORTING_SCALES = ("thousands", "thousands", "millions", "millions", "ones")
 """Drawn uniformly; each scale has its own range of company size (_REVENUE, the first year's revenue)."""
-_REVENUE = {"ones": (2_000_000, 40_000_000), "thousands": (40_000, 3_000_000), "millions": (2_000, 60_000)}
+_REVENUE = {"ones": (500_000, 4_000_000), "thousands": (40_000, 900_000), "millions": (1_000, 60_000)}
 
 INDUSTRIES = {  # industry -> (segment names, what it sells)
     "industrial machinery": (("Equipment", "Aftermarket Services", "Automation"), "machine tools and spare parts"),

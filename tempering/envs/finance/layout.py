@@ -14,7 +14,7 @@ The details below vary in every split: current year first or last, year headers 
 "2024", "Fiscal 2024", "FY24"), the fiscal year-end, where the unit is announced (each
 statement's title, once above the statements, or the table's header cell) and how
 ("in thousands of USD", "in USD millions", "in $ thousands", "USD '000", "€m"), negatives
-as (1,234) or -1,234, zero as a dash or 0, and bold subtotals in Markdown.
+as (1,234) or -1,234, zero as a dash or 0, and bold subtotal labels in Markdown.
 
 Naming sets. Each renames the line items as a kind of company's filings do ("Net sales",
 "Cost of goods sold", "Net earnings", "Trade receivables", "Reinvested earnings"). IFRS also
@@ -179,7 +179,7 @@ class Layout:
     """parens: (1,234); minus: -1,234."""
     zero: str = "—"
     bold: bool = True
-    """Markdown only: subtotals in bold."""
+    """Markdown only: subtotal labels in bold."""
 
     @property
     def name(self) -> str:

@@ -7,7 +7,10 @@ CSV attachments hold the same figures as plain integers. MD&A prose rounds (whol
 three significant figures) the way a narrative does, so it helps a reader orient but never
 settles a question on its own.
 
-The unit is stated in note 1 and once more where the layout announces it.
+The statements prompt carries what its question can need and little else: MD&A without its
+liquidity boilerplate (the long report keeps it), and at levels 1-2, where nothing is
+restated or adjusted, neither the debt and tax notes nor the instruction to use restated
+figures. The unit is stated in note 1 and once more where the layout announces it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ FILE_NAMES = {"income": "income_statement.csv", "balance": "balance_sheet.csv", 
               "segments": "segments.csv"}
 SUBTOTALS = {"gross_profit", "operating_income", "net_income", "current_assets", "total_assets",
              "current_liabilities", "total_liabilities", "total_equity", "total_le", "cfo", "cfi", "cff", "cash_end"}
+BRIEF_LEVEL = 2
+"""Up to this level the statements prompt leaves out the notes and instruction no question needs."""
 
 
 def approx(f: Filing, n: int) -> str:
@@ -65,10 +70,8 @@ def markdown_table(f: Filing, key: str) -> str:
     cols, rows = _table(f, key)
     lines = ["| " + " | ".join([_corner(f)] + cols) + " |", "|---" + "|---:" * len(cols) + "|"]
     for label, values, subtotal in rows:
-        cells = [f.layout.amount(v) for v in values]
-        if subtotal and f.layout.bold:
-            label, cells = f"**{label}**", [f"**{c}**" for c in cells]
-        lines.append("| " + " | ".join([label] + cells) + " |")
+        label = f"**{label}**" if subtotal and f.layout.bold else label
+        lines.append("| " + " | ".join([label] + [f.layout.amount(v) for v in values]) + " |")
     return "\n".join(lines)
 
 
@@ -146,8 +149,9 @@ def statement_block(f: Filing, key: str) -> str:
     return table(f, key)
 
 
-def mdna(f: Filing) -> list[str]:
-    """Management's discussion: rounded figures and the story behind them."""
+def mdna(f: Filing, brief: bool = False) -> list[str]:
+    """Management's discussion: rounded figures and the story behind them (`brief`: without
+    the liquidity boilerplate)."""
     y, v, lay = f.latest, f.values, f.layout
     products = INDUSTRIES[f.industry][1]
     paragraphs = []
@@ -168,8 +172,9 @@ def mdna(f: Filing) -> list[str]:
     paragraphs.append(
         f"Liquidity. Operating activities provided {approx(f, v['cfo'][y])} of cash in {lay.year(y)}, and we invested "
         f"{approx(f, -v['capex'][y])} in property, plant and equipment. We ended the year with "
-        f"{approx(f, v['cash'][y])} of cash and cash equivalents and believe our cash, operating cash flows and "
-        f"available credit are sufficient to meet our needs for at least the next twelve months.")
+        f"{approx(f, v['cash'][y])} of cash and cash equivalents"
+        + ("." if brief else " and believe our cash, operating cash flows and available credit are sufficient to "
+                             "meet our needs for at least the next twelve months."))
     return paragraphs
 
 
@@ -234,14 +239,17 @@ def company_intro(f: Filing) -> str:
     return f"the {f.layout.year(f.latest)} annual report of {f.company}, {article} {f.industry} company"
 
 
-def statements_prompt(f: Filing, gold: Gold) -> str:
-    """The whole filing excerpt and the question, for finance/statements-v1."""
+def statements_prompt(f: Filing, gold: Gold, level: int) -> str:
+    """The whole filing excerpt and the question (of difficulty `level`), for finance/statements-v1."""
     intro = f"Below are excerpts from {company_intro(f)}."
     if f.layout.unit_place == "intro":
         intro += f" Amounts are {unit_label(f)} unless stated otherwise."
     parts = [intro] + [f"### {statement_title(f, key)}\n{statement_block(f, key)}" for key in statement_keys(f)]
-    parts.append("### Management's discussion and analysis (excerpt)\n" + "\n\n".join(mdna(f)))
+    low = level <= BRIEF_LEVEL
+    parts.append("### Management's discussion and analysis (excerpt)\n" + "\n\n".join(mdna(f, brief=True)))
+    shown = [(title, text) for topic, title, text in notes(f, gold) if not low or topic not in ("debt", "taxes")]
     parts.append("### Notes to the financial statements\n" + "\n\n".join(
-        f"**Note {i}. {title}.** {text}" for i, (_, title, text) in enumerate(notes(f, gold), 1)))
-    parts.append(f"### Question\n{gold.question}\n\n{INSTRUCTION} {answer_format(gold)}")
+        f"**Note {i}. {title}.** {text}" for i, (title, text) in enumerate(shown, 1)))
+    instruction = "" if low else INSTRUCTION + " "
+    parts.append(f"### Question\n{gold.question}\n\n{instruction}{answer_format(gold)}")
     return "\n\n".join(parts)
