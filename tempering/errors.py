@@ -34,6 +34,10 @@ class TaskError(TemperingError):
     pass
 
 
+class DataLeakError(TemperingError):
+    """Held-out tasks (a test or unseen split, HumanEval) reached training data."""
+
+
 class RunDirError(TemperingError):
     pass
 

@@ -14,6 +14,7 @@ from ..context import compress
 from ...types import Message, Score, StepResult, Task
 from ..base import SingleTurnEnv
 from .extract import extract_code
+from .mutants import mutants
 from .humaneval import _BREAK
 from .synth import ENV_ID as SYNTH_ID, FAMILY_NAMES, UNSEEN_FAMILIES, generate, generate_unseen
 from .verify import CodeTask, verify_code
@@ -57,6 +58,11 @@ class SynthEnv(SingleTurnEnv):
 
     def broken_response(self, task: Task) -> str:
         return _broken(task)
+
+    def wrong_attempts(self, task: Task, rng) -> list[str]:
+        """Plausible buggy versions of the reference (one change each; mutants.py), then the
+        broken variant: first attempts for repair demonstrations."""
+        return [f"```python\n{m}```" for m in mutants(task.reference.reference, rng)] + [_broken(task)]
 
 
 def feedback(score: Score, turn: int, max_turns: int) -> str:

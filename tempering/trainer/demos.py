@@ -1,0 +1,194 @@
+"""Verified demonstrations: SFT data that an env itself has checked, from train tasks only.
+
+    single   the task's prompt, then the env's reference reply
+    repair   the prompt, a realistic wrong first attempt (the env's broken variant of the
+             reference), the env's real feedback on it, then the corrected reply: the model
+             learns to read a verdict and fix its answer, which is what multi-turn RL asks
+    tool     (envs with tools) the tool calls a reader would make, with the tool's real
+             outputs, then the answer
+
+Every demonstration is played through a fresh env episode, reply by reply, and kept only
+when its last reply ends the episode with reward 1; what was dropped is counted by reason.
+Demonstrations are budgeted by tokens (training time on a CPU is proportional to them):
+each env gets `tokens * weight / sum(weights)` and stops drawing tasks at its share.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from tempering import envs
+from tempering.envs.protocols import BrokenReference, MultiTurn
+from tempering.errors import ConfigError, DataLeakError
+from tempering.types import Message, Task
+
+KINDS = ("single", "repair", "tool")
+TRAIN = "train"
+MAX_TRIES = 4
+"""Wrong first attempts tried per repair demonstration before the task is dropped."""
+
+
+@dataclass
+class EnvDemos:
+    """What one env contributed: rows kept, tokens, and why others were dropped."""
+
+    env_id: str
+    rows: list[dict] = field(default_factory=list)
+    tokens: int = 0
+    kinds: Counter = field(default_factory=Counter)
+    dropped: Counter = field(default_factory=Counter)
+    tasks_tried: int = 0
+
+    def summary(self) -> dict:
+        return {"env": self.env_id, "kept": len(self.rows), "tokens": self.tokens, "kinds": dict(self.kinds),
+                "dropped": dict(self.dropped), "tasks_tried": self.tasks_tried}
+
+
+def _replay(env, task: Task, replies: Sequence[str]) -> tuple[list[Message], str | None]:
+    """Play `replies` through a fresh episode of `task`. Returns the conversation and None
+    when the last reply ended the episode with reward 1, else the reason it is dropped."""
+    messages = list(env.reset(task))
+    for i, reply in enumerate(replies):
+        result = env.step(reply)
+        messages.append(Message("assistant", reply))
+        last = i == len(replies) - 1
+        if result.terminated or result.truncated:
+            if not last:
+                return messages, "episode ended before the correction (the wrong attempt passed)"
+            if result.reward < 1.0:
+                return messages, f"final reply scored {result.reward:g}"
+            return messages, None
+        if last:
+            return messages, "episode did not end at the final reply"
+        messages.extend(result.messages)
+    return messages, "no replies"
+
+
+def _plans(env, task: Task, kind: str, rng: random.Random) -> list[list[str]]:
+    """Candidate reply sequences for a demonstration of `kind` on `task`, best first (the
+    first that replays to reward 1 is kept); empty when the env cannot make this kind."""
+    ref = env.reference_response(task)
+    if kind == "single":
+        return [[ref]]
+    if kind == "repair":
+        if not isinstance(env, BrokenReference) or getattr(env, "max_turns", 1) < 2:
+            return []
+        wrong = getattr(env, "wrong_attempts", None)  # realistic mistakes, where the env makes them
+        firsts = wrong(task, rng) if wrong is not None else [env.broken_response(task)]
+        return [[first, ref] for first in firsts]
+    if kind == "tool":
+        calls = getattr(env, "tool_demonstration", None)
+        return [] if calls is None else [[*calls(task), ref]]
+    raise ConfigError(f"unknown demonstration kind {kind!r}: use one of {', '.join(KINDS)}")
+
+
+def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int], budget: int,
+                       kinds: dict[str, float], options: dict | None = None, seed: int = 0,
+                       max_tasks: int = 5000) -> EnvDemos:
+    """Demonstrations for one env until `budget` tokens: each train task draws a kind with
+    the `kinds` weights (kinds the env cannot make fall back to single)."""
+    env = envs.make(env_id, **(options or {}))
+    if not hasattr(env, "reference_response"):
+        raise ConfigError(f"env {env_id} has no reference replies to demonstrate: pick an env with reference solutions")
+    if isinstance(env, MultiTurn) and "repair" in kinds:
+        env.max_turns = max(env.max_turns, 2)
+    out = EnvDemos(env_id)
+    rng = random.Random(f"demos|{env_id}|{seed}")
+    names, weights = list(kinds), [kinds[k] for k in kinds]
+    for index in range(max_tasks):
+        if out.tokens >= budget:
+            break
+        task = env.task(TRAIN, index)
+        out.tasks_tried += 1
+        kind = rng.choices(names, weights)[0]
+        plans = _plans(env, task, kind, rng)
+        if not plans:
+            kind, plans = "single", _plans(env, task, "single", rng)
+        for replies in plans[:MAX_TRIES]:
+            messages, dropped = _replay(env, task, replies)
+            if dropped is None:
+                break
+        if dropped is not None:
+            out.dropped[f"{kind}: {dropped}"] += 1
+            continue
+        tokens = count_tokens(messages)
+        out.rows.append({"messages": [m.as_dict() for m in messages], "task_id": task.id, "env": env_id,
+                         "kind": kind, "tokens": tokens})
+        out.tokens += tokens
+        out.kinds[kind] += 1
+    return out
+
+
+def demonstrations(mix: dict[str, float], tokens: int, count_tokens, kinds: dict[str, float] | None = None,
+                   options: dict[str, dict] | None = None, seed: int = 0) -> tuple[list[dict], list[EnvDemos]]:
+    """Demonstrations for every env of `mix` (env id -> weight), `tokens` split by weight,
+    shuffled together (seeded) so a batch mixes domains."""
+    if not mix:
+        raise ConfigError("demonstrations need at least one env: set sft.mix (env id -> weight)")
+    total = sum(mix.values())
+    if total <= 0 or any(w < 0 for w in mix.values()):
+        raise ConfigError(f"sft.mix weights must be >= 0 with a positive sum, got {mix}")
+    kinds = kinds or {"single": 1.0}
+    per_env = [env_demonstrations(env_id, count_tokens, int(tokens * w / total), kinds, (options or {}).get(env_id),
+                                  seed) for env_id, w in mix.items() if w > 0]
+    rows = [row for e in per_env for row in e.rows]
+    random.Random(f"demos|{seed}").shuffle(rows)
+    return rows, per_env
+
+
+def chat_token_counter(tokenizer) -> Callable[[list[Message]], int]:
+    """Tokens of a conversation as training sees it (the chat template applied)."""
+    from tempering.trainer.data import tokenize_chat
+
+    return lambda messages: len(tokenize_chat(tokenizer, messages, max_len=1 << 30).ids)
+
+
+def _prompt_text(task: Task) -> str:
+    return "\n".join(m.content for m in task.prompt)
+
+
+def split_guard(rows: Sequence[dict], held_out: dict[str, tuple[int, Sequence[str]]],
+                options: dict[str, dict] | None = None) -> dict:
+    """Prove that no held-out task can reach the training data, or raise DataLeakError.
+
+    Checks every row: its task is a train task; for envs split by prompt hash, its prompt
+    hashes to train; no prompt of the first n tasks of each held-out split in `held_out`
+    (env id -> (n, splits)) appears in any row, and nothing from HumanEval does (its
+    prompts and canonical solutions, searched as text in every message)."""
+    from tempering.envs.base import split_of
+    from tempering.envs.code.humaneval import load_humaneval
+    from tempering.envs.protocols import FixedSize
+
+    problems = []
+    for row in rows:
+        if f"/{TRAIN}/" not in row["task_id"]:
+            problems.append(f"{row['task_id']}: not a train task")
+        first = next(m["content"] for m in row["messages"] if m["role"] == "user")
+        env = envs.make(row["env"], **(options or {}).get(row["env"], {}))
+        if not isinstance(env, FixedSize) and split_of(first) != TRAIN:
+            problems.append(f"{row['task_id']}: its prompt hashes to the test split")
+    texts = {m["content"] for row in rows for m in row["messages"]}
+    checked = 0
+    for env_id, (n, splits) in held_out.items():
+        env = envs.make(env_id, **(options or {}).get(env_id, {}))
+        for split in splits:
+            count = min(n, env.size(split)) if isinstance(env, FixedSize) else n
+            for task in env.tasks(split, count):
+                checked += 1
+                if any(m.content in texts for m in task.prompt if m.role == "user"):
+                    problems.append(f"{task.id}: its prompt is in the training data")
+    blob = "\n".join(texts)
+    humaneval = load_humaneval()
+    for problem in humaneval:
+        for what, text in (("prompt", problem.prompt), ("solution", problem.reference[len(problem.prompt):])):
+            text = text.strip()
+            if len(text) > 40 and text in blob:
+                problems.append(f"{problem.id}: its {what} is in the training data")
+    if problems:
+        raise DataLeakError(f"{len(problems)} held-out item(s) reached the training data, e.g. "
+                            f"{'; '.join(problems[:3])}: demonstrations must come from train tasks only")
+    return {"rows": len(rows), "held_out_prompts_checked": checked, "humaneval_problems_checked": len(humaneval),
+            "leaks": 0}

@@ -1,0 +1,94 @@
+"""Verified demonstrations: every kept one replays to reward 1 through a fresh env; the split
+guard stops held-out tasks and HumanEval from reaching training data."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from tempering import envs
+from tempering.envs.code.humaneval import load_humaneval
+from tempering.envs.code.mutants import mutants
+from tempering.errors import DataLeakError
+from tempering.trainer.demos import demonstrations, env_demonstrations, split_guard
+from tempering.types import Message
+
+
+def _words(messages) -> int:
+    return sum(len(m.content.split()) for m in messages)
+
+
+DOMAINS = ["sql/sqlite-v1", "cad/parts-v1", "code/repair-v1", "finance/statements-v1"]
+
+
+@pytest.mark.parametrize("env_id", DOMAINS)
+def test_every_demonstration_replays_to_reward_one(env_id, shared_sandbox):
+    demos = env_demonstrations(env_id, _words, budget=1500, kinds={"single": 1.0, "repair": 3.0}, seed=1, max_tasks=6)
+    assert demos.rows, demos.summary()
+    assert demos.kinds["repair"] >= 1, demos.summary()
+    for row in demos.rows:
+        env = envs.make(env_id)
+        messages = [Message(**m) for m in row["messages"]]
+        assert "/train/" in row["task_id"]
+        task = env.task("train", int(row["task_id"].split("/train/")[1].split("/")[0]))
+        assert list(env.reset(task)) == [m for m in messages if m.role != "assistant"][:len(task.prompt)]
+        replies = [m.content for m in messages if m.role == "assistant"]
+        fed_back = [m.content for m in messages[len(task.prompt):] if m.role == "user"]
+        for i, reply in enumerate(replies):
+            result = env.step(reply)
+            if i < len(replies) - 1:  # the wrong attempt: not passed, and the env said exactly this
+                assert not result.terminated
+                assert result.messages[0].content == fed_back[i]
+        assert result.terminated and result.reward == 1.0
+        if row["kind"] == "repair":
+            assert len(replies) == 2 and replies[0] != replies[1]
+
+
+def test_demonstrations_split_the_token_budget_by_weight():
+    rows, per_env = demonstrations({"sql/sqlite-v1": 3.0, "code/repair-v1": 1.0}, 4000, _words, seed=0)
+    by_env = {e.env_id: e for e in per_env}
+    assert by_env["sql/sqlite-v1"].tokens >= 3000 > by_env["sql/sqlite-v1"].tokens - max(
+        r["tokens"] for r in by_env["sql/sqlite-v1"].rows)
+    assert by_env["code/repair-v1"].tokens >= 1000
+    assert len(rows) == sum(len(e.rows) for e in per_env)
+
+
+def test_code_mutants_are_one_change_bugs():
+    source = "def f(xs):\n    return [x + 1 for x in xs if x < 3]\n"
+    out = list(mutants(source, random.Random(0)))
+    assert out and all(m != source for m in out)
+    assert any("x - 1" in m for m in out) and any("x <= 3" in m for m in out)
+    for m in out:
+        compile(m, "<mutant>", "exec")
+
+
+def _rows(env_id="sql/sqlite-v1"):
+    return env_demonstrations(env_id, _words, budget=300, kinds={"single": 1.0}, max_tasks=3).rows
+
+
+def test_split_guard_passes_clean_train_data():
+    report = split_guard(_rows(), {"sql/sqlite-v1": (20, ["test"])})
+    assert report["leaks"] == 0 and report["held_out_prompts_checked"] == 20
+    assert report["humaneval_problems_checked"] == 164
+
+
+def test_split_guard_catches_a_planted_test_prompt():
+    rows = _rows()
+    test_task = envs.make("sql/sqlite-v1").task("test", 7)
+    rows.append({"messages": [m.as_dict() for m in test_task.prompt] + [{"role": "assistant", "content": "x"}],
+                 "task_id": "sql/sqlite-v1/train/999", "env": "sql/sqlite-v1", "kind": "single", "tokens": 1})
+    with pytest.raises(DataLeakError, match="test/7: its prompt is in the training data"):
+        split_guard(rows, {"sql/sqlite-v1": (10, ["test"])})
+
+
+def test_split_guard_catches_humaneval_and_test_ids():
+    he = load_humaneval()[3]
+    rows = _rows() + [{"messages": [{"role": "user", "content": "Complete this:\n" + he.prompt},
+                                    {"role": "assistant", "content": he.reference}],
+                       "task_id": "code/synth-v1/train/1", "env": "code/synth-v1", "kind": "single", "tokens": 1}]
+    with pytest.raises(DataLeakError, match="HumanEval/3"):
+        split_guard(rows, {})
+    bad = [{**_rows()[0], "task_id": "sql/sqlite-v1/test/0"}]
+    with pytest.raises(DataLeakError, match="not a train task"):
+        split_guard(bad, {})
