@@ -1,4 +1,4 @@
-"""`temper`: train, eval, data, settings, envs, runs, sandbox, verify, demo.
+"""`temper`: train, eval, data, settings, envs, runs, sandbox, verify, demo, pipeline.
 
 Every user mistake ends in one line naming the problem and the fix, and exit code 2.
 """
@@ -15,6 +15,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
+from tempering.cli.pipeline import add_pipeline_parser  # noqa: E402
 from tempering.cli.sandbox import add_sandbox_parsers  # noqa: E402
 from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch: cheap
 
@@ -57,17 +58,14 @@ def _cmd_data(args: argparse.Namespace) -> int:
     if not args.env:
         raise ConfigError(f"temper data {args.kind} needs --env: an env id from `temper envs list`")
     from tempering import envs
-    from tempering.trainer.make_data import preference_rows, sft_rows, write_jsonl
+    from tempering.trainer.make_data import preference_rows, write_jsonl
 
     env = envs.make(args.env)
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
     out = Path(args.out)
     if args.kind == "sft":
-        rows = sft_rows(env, args.split, args.n)
-        write_jsonl(rows, out)
-        print(f"wrote {len(rows)} sft examples to {out}")
-        return 0
+        return _write_demos(args, out)
     from tempering.models import load
     from tempering.rollout import HFClient
     from tempering.types import SamplingParams
@@ -79,6 +77,33 @@ def _cmd_data(args: argparse.Namespace) -> int:
     write_jsonl(rows, out)
     print(f"wrote {counts['pairs']} pairs to {out} ({counts['tasks_with_pairs']}/{counts['tasks']} tasks had a passing "
           f"and a failing sample; sample pass rate {counts['pass_rate']:.3f})")
+    return 0
+
+
+def _write_demos(args: argparse.Namespace, out: Path) -> int:
+    """Verified demonstrations of one env (tempering.trainer.demos), from train tasks only."""
+    from transformers import AutoTokenizer
+
+    from tempering.models import resolve_path
+    from tempering.trainer.demos import KINDS, chat_token_counter, env_demonstrations
+    from tempering.trainer.make_data import write_jsonl
+
+    if args.split != "train":
+        raise ConfigError("sft demonstrations come from train tasks only: drop --split (held-out tasks never reach training)")
+    kinds = {}
+    for part in args.kinds.split(","):
+        name, _, weight = part.partition("=")
+        if name not in KINDS:
+            raise ConfigError(f"--kinds: unknown kind {name!r}: use {', '.join(KINDS)}, e.g. --kinds single=1,repair=1")
+        kinds[name] = float(weight or 1)
+    tok = AutoTokenizer.from_pretrained(resolve_path(args.model))
+    demos = env_demonstrations(args.env, chat_token_counter(tok), args.tokens or 1 << 62, kinds, seed=args.seed,
+                               max_tasks=args.n)
+    write_jsonl(demos.rows, out)
+    s = demos.summary()
+    dropped = ", ".join(f"{k} x{v}" for k, v in s["dropped"].items()) or "none"
+    print(f"wrote {s['kept']} verified demonstrations ({s['tokens']} tokens; {s['kinds']}) from {s['tasks_tried']} "
+          f"train tasks to {out}; dropped: {dropped}")
     return 0
 
 
@@ -203,7 +228,8 @@ def _add_eval(sub) -> None:
     e = sub.add_parser("eval", help="greedy accuracy on an env's held-out split")
     e.add_argument("--model", help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
     e.add_argument("--env", required=True, help="env id from `temper envs list`, or terminal (Terminal-Bench tasks)")
-    e.add_argument("--split", default="test", choices=["train", "test"])
+    e.add_argument("--split", default="test", choices=["train", "test", "unseen"],
+                   help="test: new instances; unseen: held-out schemas, families or layouts (envs that have it)")
     e.add_argument("--n", type=int, default=_EVAL.n, help=f"held-out tasks (default {_EVAL.n}, eval.n)")
     e.add_argument("--max-new-tokens", type=int, default=_EVAL.max_new_tokens,
                    help=f"new tokens per reply (default {_EVAL.max_new_tokens}, eval.max_new_tokens)")
@@ -237,7 +263,11 @@ def _add_data(sub) -> None:
     dt.add_argument("--out", required=True, help="JSONL file to write (repo-tasks: a directory)")
     dt.add_argument("--split", default="train", choices=["train", "test"])
     dt.add_argument("--n", type=int, default=200, help="tasks to draw")
-    dt.add_argument("--model", default="smollm2-135m-instruct", help="pairs: the model to sample")
+    dt.add_argument("--tokens", type=int, default=0, help="sft: stop at this many tokens of demonstrations (0: --n tasks)")
+    dt.add_argument("--kinds", default="single=1,repair=1,tool=1",
+                    help="sft: demonstration kinds and weights: single (prompt, reference), repair (a wrong try, the "
+                         "env's real feedback, the fix), tool (tool calls with real outputs, then the answer)")
+    dt.add_argument("--model", default="smollm2-135m-instruct", help="pairs: the model to sample; sft: its tokenizer counts tokens")
     dt.add_argument("--samples", type=int, default=8, help="pairs: samples per task")
     dt.add_argument("--pairs-per-task", type=int, default=1, help="pairs: most pairs kept per task")
     dt.add_argument("--temperature", type=float, default=_ROLLOUT.temperature,
@@ -304,6 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sandbox_parsers(sub)
     _add_runs(sub)
     _add_demo(sub)
+    add_pipeline_parser(sub)
     return p
 
 

@@ -77,7 +77,7 @@ def _coerce(value: Any, hint: Any, key: str) -> Any:
     return value
 
 
-def _build(cls: type, data: dict, prefix: str) -> Any:
+def _build(cls: type, data: dict, prefix: str, root: type = Config) -> Any:
     if not isinstance(data, dict):
         raise ConfigError(f"config section {prefix.rstrip('.') or 'top level'} must be a mapping, got {data!r}")
     hints = typing.get_type_hints(cls)
@@ -85,16 +85,27 @@ def _build(cls: type, data: dict, prefix: str) -> Any:
     unknown = sorted(set(data) - names)
     if unknown:
         raise ConfigError(
-            f"unknown config key '{prefix}{unknown[0]}'. Valid keys: {', '.join(valid_keys(Config))}"
+            f"unknown config key '{prefix}{unknown[0]}'. Valid keys: {', '.join(valid_keys(root))}"
         )
     kwargs = {}
     for name, value in data.items():
         hint = hints[name]
         if dataclasses.is_dataclass(hint):
-            kwargs[name] = _build(hint, value or {}, f"{prefix}{name}.")
+            kwargs[name] = _build(hint, value or {}, f"{prefix}{name}.", root)
         else:
             kwargs[name] = _coerce(value, hint, prefix + name)
     return cls(**kwargs)
+
+
+def build(cls: type, data: dict) -> Any:
+    """A config dataclass of any schema (`cls`) from a nested dict, with the same checks and
+    errors as a run's config (unknown keys name the valid ones; values are type-checked)."""
+    return _build(cls, data, "", cls)
+
+
+def from_dict(data: dict, overrides: list[str] | None = None) -> Config:
+    """A resolved run Config from a nested dict (as read from YAML) and `--set` overrides."""
+    return resolve(_build(Config, _merge(data, parse_set(overrides or [])), ""))
 
 
 def parse_set(items: list[str]) -> dict:
@@ -116,6 +127,11 @@ def parse_set(items: list[str]) -> dict:
                 raise ConfigError(f"--set {item!r} conflicts with another --set for {part!r}")
         node[leaf] = value
     return tree
+
+
+def merge(base: dict, over: dict) -> dict:
+    """`over` laid on `base`, nested mappings merged key by key."""
+    return _merge(base, over)
 
 
 def _merge(base: dict, over: dict) -> dict:

@@ -137,6 +137,8 @@ class RewardConfig:
     """Weight of the reward model's score (needs reward.model)."""
     model_update_every: int = 0
     """Retrain the reward model every N steps on pairs from fresh groups (a passing and a failing attempt); 0 never."""
+    shuffle: bool = False
+    """Spurious-reward control: permute each group's rewards before advantages (the same rewards, no information on which attempt earned which); a real run must beat it."""
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,8 @@ class Collector:
                 group.version = version
             t = time.perf_counter()
             self._mix_rewards(groups)
+            if self.cfg.reward.shuffle:
+                shuffle_rewards(groups, rng)
             t_score += time.perf_counter() - t
             for group in groups:
                 tokens += sum(sum(m) for m in group.masks)
@@ -176,3 +178,14 @@ class Collector:
             for k in range(1, self.cfg.rollout.max_turns + 1):
                 out[f"pass_by_turn_{k}"] = sum(p and t <= k for g in sampled for p, t in zip(g.passed, g.turns)) / len(turns)
         return out
+
+
+def shuffle_rewards(groups: list[Group], rng: random.Random) -> None:
+    """The spurious-reward control (reward.shuffle): each group's rewards permuted among its
+    attempts. The reward distribution, and so the share of informative groups, is unchanged;
+    which attempt is credited is noise. `passed` stays true to the verifier, so pass rates
+    still measure the policy."""
+    for g in groups:
+        order = list(range(len(g.rewards)))
+        rng.shuffle(order)
+        g.rewards = [g.rewards[i] for i in order]

@@ -1,0 +1,144 @@
+"""`temper pipeline CONFIG`: baseline eval -> demonstrations -> SFT -> eval -> RL -> eval, in one
+run directory, each stage resumable after kill -9.
+
+    runs/<name>/pipeline.yaml       the config as given (with --set applied)
+    runs/<name>/pipeline.json       per stage: status, seconds, peak memory, outputs (the
+                                    checkpoints, each an HF directory); per env and split:
+                                    accuracy, Wilson CI, n per evaluation point, paired McNemar
+    runs/<name>/report.md           the same as a table
+    runs/<name>/eval/<point>/       one JSON per (env, split) with every item
+    runs/<name>/data/demos.jsonl    the SFT data; demos.json says what each env gave
+    runs/<name>/sft, rl, rl-shuffled   training runs (config, metrics, store, checkpoints)
+
+Each stage runs in a child process (its peak memory is its own; the child dies with the
+pipeline). A stage that finished is recorded in pipeline.json and skipped when the pipeline
+runs again; one that was killed picks up from its last checkpoint or eval file.
+`control="shuffled"` adds the spurious-reward control: the same RL stage from the same SFT
+model with each group's rewards permuted, and its evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from tempering.errors import ConfigError, RunDirError
+from tempering.pipeline.config import PipelineConfig, load_pipeline
+from tempering.pipeline.stages import missing_evals
+from tempering.pipeline.table import results_table, write_report
+
+STATE = "pipeline.json"
+CONTROLS = ("none", "shuffled")
+
+
+def stages(control: str) -> list[tuple[str, str, str | None]]:
+    """(stage, what it does, the model it starts from) in order. The model is the output of
+    an earlier stage: base, sft or rl."""
+    out = [("eval-base", "eval", "base"), ("demos", "demos", None), ("sft", "train", "base"),
+           ("eval-sft", "eval", "sft"), ("rl", "train", "sft"), ("eval-rl", "eval", "rl")]
+    if control == "shuffled":
+        out += [("rl-shuffled", "train", "sft"), ("eval-rl-shuffled", "eval", "rl-shuffled")]
+    return out
+
+
+def _training_part(data: dict) -> dict:
+    """What a continued pipeline must keep: everything but `eval` (evaluation may grow)."""
+    return {k: v for k, v in data.items() if k != "eval"}
+
+
+def _read_state(root: Path) -> dict:
+    path = root / STATE
+    return json.loads(path.read_text()) if path.is_file() else {"stages": {}}
+
+
+def _write_state(root: Path, state: dict) -> None:
+    tmp = root / (STATE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=1))
+    tmp.replace(root / STATE)
+
+
+def _model_of(cfg: PipelineConfig, state: dict, source: str | None) -> str | None:
+    if source is None:
+        return None
+    if source == "base":
+        return cfg.model
+    done = state["stages"].get(source, {})
+    if done.get("status") != "done":
+        raise RunDirError(f"stage {source} has not finished: its checkpoint is needed next")
+    return done["checkpoint"]
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _run_child(root: Path, stage: str, model: str | None, spent_s: float) -> tuple[int, float]:
+    """Run one stage in a child process; returns (exit code, peak RSS in MB). `spent_s`: what
+    earlier, killed attempts of the stage already used of its time budget."""
+    cmd = [sys.executable, "-m", "tempering.pipeline.child", str(root), stage, model or "", f"{spent_s:.1f}"]
+    proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss / 1024
+
+
+def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: list[str] | None = None,
+                 control: str = "none", only: list[str] | None = None) -> dict:
+    """Run (or continue) every stage not yet done; returns pipeline.json's contents."""
+    if control not in CONTROLS:
+        raise ConfigError(f"unknown control {control!r}: use one of {', '.join(CONTROLS)}")
+    cfg, data = load_pipeline(config, overrides)
+    root = Path(run_dir or Path("runs") / cfg.name)
+    saved = root / "pipeline.yaml"
+    if saved.is_file() and _training_part(yaml.safe_load(saved.read_text())) != _training_part(data):
+        raise RunDirError(f"{root} holds a pipeline trained with another config: continue it with the same config and "
+                          f"--set flags (only eval may change), or pass a new --run-dir")
+    root.mkdir(parents=True, exist_ok=True)
+    saved.write_text(yaml.safe_dump(data, sort_keys=False))
+    state = _read_state(root)
+    state.update(config=str(config), name=cfg.name, control=control, run_dir=str(root))
+    plan = stages(control)
+    unknown = sorted(set(only or ()) - {s for s, _, _ in plan})
+    if unknown:
+        raise ConfigError(f"unknown stage {', '.join(unknown)}: stages are {', '.join(s for s, _, _ in plan)}")
+    for stage, what, source in plan:
+        record = state["stages"].get(stage, {})
+        if only and stage not in only:
+            continue
+        if record.get("status") == "done" and (what != "eval" or not missing_evals(cfg, root, stage)):
+            continue
+        model = _model_of(cfg, state, source)
+        out = root / "stages" / f"{stage}.json"
+        if record.get("status") == "running" and out.is_file():  # finished, then killed before it was recorded
+            record.update(json.loads(out.read_text()), status="done")
+            _write_state(root, state)
+            continue
+        print(f"== {stage} ({what}{', from ' + source if source else ''})", flush=True)
+        started = time.time()
+        record.update(status="running", started=started, model=model,
+                      attempts=record.get("attempts", 0) + 1)
+        state["stages"][stage] = record
+        _write_state(root, state)
+        code, peak = _run_child(root, stage, model, record.get("seconds", 0.0))
+        record.update(seconds=record.get("seconds", 0.0) + time.time() - started,
+                      peak_rss_mb=max(peak, record.get("peak_rss_mb", 0.0)))
+        if code != 0 or not out.is_file():
+            record["status"] = "failed"
+            _write_state(root, state)
+            raise RunDirError(f"stage {stage} failed (exit {code}); fix the cause and run the same command again: "
+                              f"finished stages are kept")
+        record.update(json.loads(out.read_text()), status="done")
+        _write_state(root, state)
+    state["results"] = results_table(cfg, root, [s.removeprefix("eval-") for s, what, _ in plan if what == "eval"])
+    _write_state(root, state)
+    write_report(root, state)
+    return state

@@ -1,0 +1,81 @@
+"""The pipeline's results: per env and split, each evaluation point's accuracy with its Wilson
+interval, and paired exact McNemar tests between points (same tasks, same order)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tempering.eval.stats import paired
+from tempering.pipeline.config import PipelineConfig
+from tempering.pipeline.stages import eval_file, eval_splits
+
+COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"))
+
+
+def _point(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    r = json.loads(path.read_text())
+    return {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
+            "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
+            "seconds": r["seconds"], "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
+
+
+def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
+    """{env: {split: {"points": {point: ...}, "paired": {"a->b": ...}}}} for every measured pair."""
+    out: dict = {}
+    for group in ("envs", "watch"):
+        for env_id, spec in cfg.env_evals(group).items():
+            for split in eval_splits(cfg, env_id, spec):
+                found = {p: _point(eval_file(root, p, env_id, split)) for p in points}
+                found = {p: v for p, v in found.items() if v is not None}
+                tests = {}
+                for a, b in COMPARISONS:
+                    if a in found and b in found:
+                        ids = [i for i in found[a]["passed"] if i in found[b]["passed"]]
+                        tests[f"{a}->{b}"] = {**paired([found[a]["passed"][i] for i in ids],
+                                                       [found[b]["passed"][i] for i in ids]),
+                                              "points": 100 * (found[b]["accuracy"] - found[a]["accuracy"])}
+                for v in found.values():
+                    del v["passed"]
+                out.setdefault(env_id, {})[split] = {"group": group, "points": found, "paired": tests}
+    return out
+
+
+def _cell(p: dict | None) -> str:
+    if p is None:
+        return "—"
+    return f"{p['accuracy']:.1%} [{p['ci'][0]:.0%}, {p['ci'][1]:.0%}] n={p['n']}"
+
+
+def report_lines(state: dict) -> list[str]:
+    results = state.get("results", {})
+    points = [p for p in ("base", "sft", "rl", "rl-shuffled")
+              if any(p in s["points"] for splits in results.values() for s in splits.values())]
+    lines = [f"# Pipeline {state.get('name', '')}", "",
+             "Greedy held-out accuracy (Wilson 95% CI); p: paired exact McNemar between stages on the same tasks.", "",
+             "| env | split | " + " | ".join(points) + " | SFT vs base | RL vs SFT | shuffled vs SFT |",
+             "|---|---|" + "---|" * len(points) + "---|---|---|"]
+    for env_id, splits in results.items():
+        for split, s in splits.items():
+            tests = s["paired"]
+
+            def delta(key: str) -> str:
+                t = tests.get(key)
+                return "—" if t is None else f"{t['points']:+.1f} (p={t['p']:.3g})"
+
+            name = env_id + (" (not trained)" if s["group"] == "watch" else "")
+            lines.append(f"| {name} | {split} | " + " | ".join(_cell(s["points"].get(p)) for p in points) +
+                         f" | {delta('base->sft')} | {delta('sft->rl')} | {delta('sft->rl-shuffled')} |")
+    lines += ["", "| stage | status | minutes | peak RSS (GB) |", "|---|---|---|---|"]
+    for stage, r in state.get("stages", {}).items():
+        lines.append(f"| {stage} | {r.get('status')} | {r.get('seconds', 0) / 60:.1f} | "
+                     f"{r.get('peak_rss_mb', 0) / 1024:.2f} |")
+    return lines
+
+
+def write_report(root: Path, state: dict) -> Path:
+    path = root / "report.md"
+    path.write_text("\n".join(report_lines(state)) + "\n")
+    return path

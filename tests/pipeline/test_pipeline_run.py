@@ -1,0 +1,121 @@
+"""`temper pipeline` end to end on tiny-random: every stage, killed mid-SFT with SIGKILL and
+resumed, the shuffled-reward control, pipeline.json and the table."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tempering.eval.stats import mcnemar_exact, paired
+from tempering.trainer.collect import shuffle_rewards
+from tempering.trainer.group import Group
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "configs" / "tiny-pipeline.yaml"
+HARNESS_S = 900  # wide: the whole tiny pipeline takes a few minutes on 2 cores
+
+
+def _temper(*args, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tempering.cli.main", "pipeline", str(CONFIG), *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True, **kw)
+
+
+def _stage_processes(run: Path) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", f"tempering.pipeline.child {run} "], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandbox):
+    run = tmp_path / "pipe"
+    flags = ["--run-dir", str(run), "--control", "shuffled", "--set", "sft.train.steps=6"]
+    first = _temper(*flags)
+    deadline = time.monotonic() + HARNESS_S
+    while not (run / "sft" / "checkpoints" / "step-1").is_dir():  # killed mid-SFT, after its first checkpoint
+        assert first.poll() is None, first.stdout.read()
+        assert time.monotonic() < deadline, "SFT never wrote a checkpoint"
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(60)
+    state = json.loads((run / "pipeline.json").read_text())
+    assert state["stages"]["eval-base"]["status"] == "done"
+    assert state["stages"]["sft"]["status"] == "running"
+    for _ in range(100):  # the stage's child died with the pipeline
+        if not _stage_processes(run):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("a pipeline child outlived the killed pipeline")
+
+    second = _temper(*flags)
+    out, _ = second.communicate(timeout=HARNESS_S)
+    assert second.returncode == 0, out
+    state = json.loads((run / "pipeline.json").read_text())
+    stages = state["stages"]
+    assert [s for s, r in stages.items() if r["status"] == "done"] == [
+        "eval-base", "demos", "sft", "eval-sft", "rl", "eval-rl", "rl-shuffled", "eval-rl-shuffled"]
+    assert stages["sft"]["attempts"] == 2 and stages["eval-base"]["attempts"] == 1
+    steps = [json.loads(line)["step"] for line in (run / "sft" / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3, 4, 5, 6]  # resumed from its checkpoint: no step lost or repeated
+    for stage in ("sft", "rl", "rl-shuffled"):  # each an HF directory
+        assert (Path(stages[stage]["checkpoint"]) / "config.json").is_file()
+        assert stages[stage]["peak_rss_mb"] > 0 and stages[stage]["seconds"] > 0
+    assert stages["rl"]["model"] == stages["sft"]["checkpoint"] == stages["rl-shuffled"]["model"]
+    rl_cfg = (run / "rl" / "config.yaml").read_text()
+    assert "beta: 0.04" in rl_cfg and stages["sft"]["checkpoint"] in rl_cfg  # KL to the SFT model
+    assert "shuffle: true" in (run / "rl-shuffled" / "config.yaml").read_text()
+    assert stages["demos"]["demos"]["split_guard"]["leaks"] == 0
+    sql = state["results"]["sql/sqlite-v1"]["test"]
+    assert set(sql["points"]) == {"base", "sft", "rl", "rl-shuffled"}
+    assert sql["points"]["base"]["n"] == 4 and 0 <= sql["points"]["base"]["ci"][0] <= sql["points"]["base"]["ci"][1]
+    assert set(sql["paired"]) == {"base->sft", "sft->rl", "base->rl", "sft->rl-shuffled"}
+    assert state["results"]["code/humaneval-v1"]["test"]["group"] == "watch"
+    report = (run / "report.md").read_text()
+    assert "| sql/sqlite-v1 | test |" in report and "| code/humaneval-v1 (not trained) | test |" in report
+
+    third = _temper(*flags)  # everything done: nothing runs again
+    out, _ = third.communicate(timeout=HARNESS_S)
+    assert third.returncode == 0 and "== " not in out, out
+
+
+def test_pipeline_refuses_a_changed_training_config(tmp_path):
+    run = tmp_path / "pipe"
+    run.mkdir()
+    (run / "pipeline.yaml").write_text("name: other\nmodel: tiny-random\n")
+    proc = _temper("--run-dir", str(run))
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "another config" in out
+
+
+def test_pipeline_bad_config_is_one_clear_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model: tiny-random\neval: {envs: {sql/sqlite-v1: {n: 2}}}\nsft: {optim: {lr: fast}}\n")
+    proc = subprocess.run([sys.executable, "-m", "tempering.cli.main", "pipeline", str(bad)], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 2
+    assert "pipeline section sft" in proc.stderr and "optim.lr" in proc.stderr
+
+
+def test_shuffled_rewards_keep_the_distribution_not_the_credit():
+    groups = [Group(None, None, (1,), [(2,)] * 4, [(1,)] * 4, [1.0, 0.0, 0.0, 0.5], [True, False, False, False])
+              for _ in range(20)]
+    shuffle_rewards(groups, random.Random(0))
+    assert all(sorted(g.rewards) == [0.0, 0.0, 0.5, 1.0] for g in groups)
+    assert all(g.passed == [True, False, False, False] for g in groups)  # pass rates still the verifier's
+    assert sum(g.rewards[0] != 1.0 for g in groups) >= 10  # credit moved in most groups
+
+
+def test_exact_mcnemar():
+    assert mcnemar_exact(0, 5) == pytest.approx(0.0625)
+    assert mcnemar_exact(3, 3) == 1.0 and mcnemar_exact(0, 0) == 1.0
+    assert mcnemar_exact(4, 36) == pytest.approx(mcnemar_exact(36, 4))
+    assert 1e-7 < mcnemar_exact(4, 36) < 1e-6  # 2 * P(X <= 4), X ~ Bin(40, 1/2) = 1.857e-07
+    assert paired([False, True, False], [True, True, False]) == {"wrong_to_right": 1, "right_to_wrong": 0, "p": 1.0}
