@@ -164,6 +164,11 @@ class FilingsEnv(FeedbackEnv):
     def broken_response(self, task: Task) -> str:
         return broken_response(task)
 
+    def tool_demonstration(self, task: Task) -> list[str]:
+        """The reads a careful analyst makes before answering: each section that holds a
+        figure the question needs (tempering.trainer.demos plays them for their real output)."""
+        return [f"The figures are in `{sid}`; reading it.\nread_section(\"{sid}\")" for sid in task.metadata["sections"]]
+
     def document(self, task: Task) -> Document:
         """The task's report (the last one built is kept: an episode reads one report)."""
         if self._document is None or self._document[0] is not task.reference:
