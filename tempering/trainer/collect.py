@@ -164,6 +164,9 @@ class Collector:
             "groups_sampled": len(sampled), "groups_informative": sum(g.informative for g in sampled),
             "groups_trained": len(got.batch),
         }
+        formats = [f for g in sampled for f in g.format_ok]
+        if formats:
+            out["format_rate"] = sum(formats) / len(formats)
         if len(self.sampler.domains) > 1:  # multi-domain: reward, pass rate and share of attempts per domain
             for domain in self.sampler.domains:
                 groups = [g for g in sampled if g.task.id.startswith(domain + "/")]
@@ -172,6 +175,9 @@ class Collector:
                 out[f"reward/{domain}"] = sum(reward) / len(reward) if reward else 0.0
                 out[f"pass_rate/{domain}"] = sum(mine) / len(mine) if mine else 0.0
                 out[f"share/{domain}"] = len(mine) / len(passed)
+                fmt = [f for g in groups for f in g.format_ok]
+                if fmt:
+                    out[f"format_rate/{domain}"] = sum(fmt) / len(fmt)
         if self.multi_turn:  # how many attempts passed by each turn, and how long episodes ran
             turns = [t for g in sampled for t in g.turns]
             out["turns_mean"] = sum(turns) / len(turns)

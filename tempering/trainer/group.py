@@ -35,6 +35,8 @@ class Group:
     """Sampling log-probs per token of each sequence (the behaviour policy)."""
     version: int = 0
     """Optimiser updates the policy had taken when it sampled this group."""
+    statuses: list[str | None] = field(default_factory=list)
+    """Per attempt, the verifier's word for its (last) answer: correct, wrong, no_answer, ..."""
     segments: list[tuple[Segment, ...]] = field(default_factory=list)
     """Per attempt, the later stretches of a long episode on their compressed prompts
     (rollout.context_budget); each trains with its attempt's advantage."""
@@ -52,6 +54,12 @@ class Group:
         return [sum(m) for m in self.masks]
 
     @property
+    def format_ok(self) -> list[bool]:
+        """Per attempt: its answer had the form asked for (the domains' statuses for "none found"
+        start with no_: no_answer, no_query, no_script)."""
+        return [not str(s).startswith("no_") for s in self.statuses] if self.statuses else []
+
+    @property
     def informative(self) -> bool:
         return max(self.rewards) - min(self.rewards) > 1e-8
 
@@ -59,13 +67,15 @@ class Group:
     def from_completions(cls, task, family, completions: list[Completion], scores: list[Score]) -> "Group":
         return cls(task, family, completions[0].prompt_ids, [c.token_ids for c in completions],
                    [(1,) * len(c.token_ids) for c in completions], [s.value for s in scores],
-                   [s.passed for s in scores], [1] * len(completions), [c.finish_reason == "length" for c in completions])
+                   [s.passed for s in scores], [1] * len(completions), [c.finish_reason == "length" for c in completions],
+                   statuses=[s.status for s in scores])
 
     @classmethod
     def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
         return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
                    [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
                    [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records],
+                   statuses=[r.turn_records[-1].get("status") if r.turn_records else None for r in records],
                    segments=[r.segments for r in records] if any(r.segments for r in records) else [])
 
 
