@@ -13,7 +13,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tempering"
 
-LAYERS = ("cli", "server", "trainer", "eval", "scheduler", "rollout", "algorithms", "models", "envs", "safety",
+LAYERS = ("cli", "server", "pipeline", "trainer", "eval", "scheduler", "rollout", "algorithms", "models", "envs", "safety",
           "sandbox", ("types", "config", "errors"))
 """Top to bottom, as DESIGN.md draws them; a tuple is one layer."""
 
