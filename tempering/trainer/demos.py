@@ -4,8 +4,10 @@
     repair   the prompt, a realistic wrong first attempt (the env's broken variant of the
              reference), the env's real feedback on it, then the corrected reply: the model
              learns to read a verdict and fix its answer, which is what multi-turn RL asks
-    tool     (envs with tools) the tool calls a reader would make, with the tool's real
-             outputs, then the answer
+    tool     (envs with tools) the calls a careful worker makes, each with the tool's real
+             output, then the answer: finance/filings-long-v1 reads the sections that hold
+             the figures; terminal/repo-v1 runs the tests, patches the bug's lines in place,
+             runs the tests again, DONE
 
 Every demonstration is played through a fresh env episode, reply by reply, and kept only
 when its last reply ends the episode with reward 1; what was dropped is counted by reason.
@@ -59,7 +61,8 @@ def _replay(env, task: Task, replies: Sequence[str]) -> tuple[list[Message], str
             if not last:
                 return messages, "episode ended before the correction (the wrong attempt passed)"
             if result.reward < 1.0:
-                return messages, f"final reply scored {result.reward:g}"
+                why = result.status or result.info.get("reason")
+                return messages, f"final reply scored {result.reward:g}" + (f" ({why})" if why else "")
             return messages, None
         if last:
             return messages, "episode did not end at the final reply"
@@ -80,8 +83,8 @@ def _plans(env, task: Task, kind: str, rng: random.Random) -> list[list[str]]:
         firsts = wrong(task, rng) if wrong is not None else [env.broken_response(task)]
         return [[first, ref] for first in firsts]
     if kind == "tool":
-        calls = getattr(env, "tool_demonstration", None)
-        return [] if calls is None else [[*calls(task), ref]]
+        session = getattr(env, "tool_demonstration", None)  # the env's own replies: tool calls, then the answer
+        return [] if session is None else [session(task)]
     raise ConfigError(f"unknown demonstration kind {kind!r}: use one of {', '.join(KINDS)}")
 
 

@@ -45,6 +45,20 @@ def test_every_demonstration_replays_to_reward_one(env_id, shared_sandbox):
             assert len(replies) == 2 and replies[0] != replies[1]
 
 
+@pytest.mark.parametrize("env_id", ["terminal/repo-v1", "finance/filings-long-v1"])
+def test_tool_demonstrations_replay_with_the_tools_real_outputs(env_id, shared_sandbox):
+    demos = env_demonstrations(env_id, _words, budget=10**6, kinds={"tool": 1.0}, max_tasks=2)
+    assert len(demos.rows) == 2 and demos.kinds == {"tool": 2}, demos.summary()
+    for row in demos.rows:
+        roles = [m["role"] for m in row["messages"]]
+        assert roles.count("assistant") >= 2 and roles[-1] == "assistant"
+        outputs = [m["content"] for m in row["messages"][2:] if m["role"] == "user"]
+        if env_id == "terminal/repo-v1":  # the tests failed, the patch made them pass, then DONE
+            assert " failed" in outputs[0] and ", 0 failed" in outputs[1] and row["messages"][-1]["content"] == "DONE"
+        else:  # each read_section call got its section's text
+            assert all(o.startswith("[") for o in outputs)
+
+
 def test_demonstrations_split_the_token_budget_by_weight():
     rows, per_env = demonstrations({"sql/sqlite-v1": 3.0, "code/repair-v1": 1.0}, 4000, _words, seed=0)
     by_env = {e.env_id: e for e in per_env}

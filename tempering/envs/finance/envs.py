@@ -166,8 +166,10 @@ class FilingsEnv(FeedbackEnv):
 
     def tool_demonstration(self, task: Task) -> list[str]:
         """The reads a careful analyst makes before answering: each section that holds a
-        figure the question needs (tempering.trainer.demos plays them for their real output)."""
-        return [f"The figures are in `{sid}`; reading it.\nread_section(\"{sid}\")" for sid in task.metadata["sections"]]
+        figure the question needs, then the answer (tempering.trainer.demos plays them for the
+        tool's real output)."""
+        return [f"The figures are in `{sid}`; reading it.\nread_section(\"{sid}\")" for sid in task.metadata["sections"]] + [
+            reference_response(task)]
 
     def document(self, task: Task) -> Document:
         """The task's report (the last one built is kept: an episode reads one report)."""

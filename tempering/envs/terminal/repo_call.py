@@ -104,7 +104,10 @@ def run(code):
         pass
     # Files, not pipes: a process the call leaves holding them open must not keep us waiting.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([sys.executable, "-I", "-c", CHILD, REPO, PACKAGE, code], stdin=subprocess.DEVNULL,
+        # -B and a cache prefix that cannot exist: the package is compiled from its source every call, never
+        # read from a .pyc (stale after a same-size edit within the second, or planted)
+        p = subprocess.Popen([sys.executable, "-I", "-B", "-X", "pycache_prefix=/dev/null/no-pycache", "-c", CHILD,
+                              REPO, PACKAGE, code], stdin=subprocess.DEVNULL,
                              stdout=out, stderr=err)
         try:
             p.wait(TIMEOUT_S)

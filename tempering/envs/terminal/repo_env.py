@@ -69,4 +69,17 @@ class RepoEnv(TerminalEnv):
         return Task(id=f"{ENV_ID}/{split}/{index}" + (f"/{family}" if family else ""), domain="terminal",
                     prompt=self.as_task(t).prompt, reference=t,
                     metadata={"category": t.category, "module": spec.module, "fail_to_pass": len(spec.fail_to_pass),
-                              "pass_to_pass": len(spec.pass_to_pass)})
+                              "pass_to_pass": len(spec.pass_to_pass), "fix": spec.patch_solution(),
+                              "package": spec.package})
+
+    def tool_demonstration(self, task: Task) -> list[str]:
+        """A shell session as a careful engineer works it, for demonstrations (tempering.trainer.demos
+        plays it for the sandbox's real outputs): run the tests and read the failure, patch the
+        lines in place, run the tests again, DONE."""
+        package = task.metadata["package"]
+        # no .pyc written (by the tests or their subprocesses): a same-size edit within the second would read stale bytecode
+        tests = f"cd /app && PYTHONDONTWRITEBYTECODE=1 python tests/test_{package}.py 2>&1 | tail -n 12"
+        return [f"First, the failing test.\n```bash\n{tests}\n```",
+                f"The bug is in {package}/__init__.py; fixing those lines and re-running the tests."
+                f"\n```bash\n{task.metadata['fix']}{tests}\n```",
+                "DONE"]

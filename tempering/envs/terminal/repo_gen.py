@@ -177,6 +177,27 @@ class RepoSpec:
         end = "EOF_" + hashlib.sha256(self.original.encode()).hexdigest()[:16]
         return f"cat > /app/{self.source_path} <<'{end}'\n{self.original}{end}\n"
 
+    def patch_solution(self) -> str:
+        """A fix as a person would type it: replace the bug's lines in place (a few lines of
+        Python), not the whole file. The smallest changed block that occurs once in the file."""
+        old, new = self.mutated.splitlines(True), self.original.splitlines(True)
+        start = 0
+        while start < min(len(old), len(new)) and old[start] == new[start]:
+            start += 1
+        end = 0
+        while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+            end += 1
+        for extra in range(0, 6):  # widen until the block is unique in the file
+            a, b = max(0, start - extra), end - extra
+            bad = "".join(old[a:len(old) - max(b, 0)])
+            good = "".join(new[a:len(new) - max(b, 0)])
+            if bad and self.mutated.count(bad) == 1:
+                break
+        else:
+            return self.solution()
+        return (f"python3 - <<'EOF'\nfrom pathlib import Path\np = Path({'/app/' + self.source_path!r})\n"
+                f"p.write_text(p.read_text().replace({bad!r}, {good!r}, 1))\nEOF\n")
+
     def fix_diff(self) -> str:
         return "".join(difflib.unified_diff(self.mutated.splitlines(True), self.original.splitlines(True),
                                             f"a/{self.source_path}", f"b/{self.source_path}"))

@@ -187,3 +187,21 @@ def test_cli_writes_verified_tasks_that_eval_scores(tmp_path, capsys):
                      "--out", str(tmp_path / f"{agent}.json")]) == 0
         assert f"completion rate {rate} over 2 tasks" in capsys.readouterr().out
     assert main(["data", "repo-tasks", "--n", "1", "--out", str(out), "--modules", "nope"]) == 2
+
+
+def test_a_fix_is_graded_on_its_source_not_on_stale_bytecode(shared_sandbox):
+    """The tests ran (bytecode cached), then a same-size fix kept the file's mtime: Python's
+    .pyc check (mtime and size) would call the old bytecode fresh. The grader and the shown
+    tests read no .pyc, so the fix counts."""
+    from tempering.envs.terminal.repo_env import RepoEnv
+
+    env = RepoEnv(sandbox=shared_sandbox, modules=("html",))
+    task = env.task("train", 0)
+    pkg = task.metadata["package"]
+    src = f"/app/{pkg}/__init__.py"
+    assert "replace(" in task.metadata["fix"]  # an in-place patch, not the whole file
+    env.reset(task)
+    step = env.step(f"```bash\ncd /app && python tests/test_{pkg}.py | tail -n 1; ls {pkg}/__pycache__; "
+                    f"T=$(stat -c %Y {src})\n{task.metadata['fix']}touch -d @$T {src}\n"
+                    f"python tests/test_{pkg}.py | tail -n 1\n```\nDONE")
+    assert step.terminated and step.reward == 1.0, step.info.get("reason")
