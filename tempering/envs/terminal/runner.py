@@ -132,11 +132,7 @@ class TaskSession:
         files = {f"{stage}/tests/{k}": v for k, v in task.tests.items()}
         files.update({f"{stage}/site/{k}": v for k, v in pytest_files().items()})
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": "/tmp", "USER": "sandbox",
-               **BASE_ENV, **{k: v for k, v in task.build.env if k not in FILTERED_TEST_ENV}, "TEST_DIR": "/tests",
-               # no bytecode read or written (the harness's python gets -B -X pycache_prefix; these reach the
-               # subprocesses tests start): a .pyc the agent's runs left (stale after a same-size edit within
-               # the second, or planted) is never what the tests import
-               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/dev/null/no-pycache"}
+               **BASE_ENV, **{k: v for k, v in task.build.env if k not in FILTERED_TEST_ENV}, "TEST_DIR": "/tests"}
         code = harness_code(f"{ROOT}/{stage}", task.test_targets, env, task.workdir, task.max_test_timeout_sec,
                             BIN_FILES)
         r = self.session.run(code, language="python", files=files, workdir=ROOT, scratch=("/tests",),

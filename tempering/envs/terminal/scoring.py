@@ -66,7 +66,7 @@ BOOT = ("import ctypes, os, sys; ctypes.CDLL('libc.so.6').prctl(4, 0, 0, 0, 0); 
         "os.path.isdir('/opt/pylib') and sys.path.append('/opt/pylib'); "  # the sandbox library, read-only
         "import pytest; sys.exit(pytest.main(sys.argv[3:]))")
 r, w = os.pipe()
-argv = ["/usr/bin/python3", "-I", "-B", "-X", "pycache_prefix=/dev/null/no-pycache", "-c", BOOT, str(w), "/tmp/tb-site", "-p", "no:cacheprovider",
+argv = ["/usr/bin/python3", "-I", "-c", BOOT, str(w), "/tmp/tb-site", "-p", "no:cacheprovider",
         "-c", "/tmp/tb-pytest.ini", "--rootdir=/tests", "--confcutdir=/tests", "--color=no",
         "--code-highlight=no", "-o", "junit_family=xunit2", "-o", "junit_logging=no",
         "--junitxml=/proc/self/fd/%d" % w, "-rA"] + ["/tests/" + t for t in CFG["targets"]]
