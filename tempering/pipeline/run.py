@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -38,13 +39,21 @@ STATE = "pipeline.json"
 CONTROLS = ("none", "shuffled")
 
 
-def stages(control: str) -> list[tuple[str, str, str | None]]:
-    """(stage, what it does, the model it starts from) in order. The model is the output of
-    an earlier stage: base, sft or rl."""
-    out = [("eval-base", "eval", "base"), ("demos", "demos", None), ("sft", "train", "base"),
-           ("eval-sft", "eval", "sft"), ("rl", "train", "sft"), ("eval-rl", "eval", "rl")]
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    kind: str
+    """eval, demos or train."""
+    source: str | None
+    """The stage whose model it starts from (base: the config's model), or None."""
+
+
+def stages(control: str) -> list[Stage]:
+    """The stages in order; with control="shuffled" the RL stage's control and its evaluation."""
+    out = [Stage("eval-base", "eval", "base"), Stage("demos", "demos", None), Stage("sft", "train", "base"),
+           Stage("eval-sft", "eval", "sft"), Stage("rl", "train", "sft"), Stage("eval-rl", "eval", "rl")]
     if control == "shuffled":
-        out += [("rl-shuffled", "train", "sft"), ("eval-rl-shuffled", "eval", "rl-shuffled")]
+        out += [Stage("rl-shuffled", "train", "sft"), Stage("eval-rl-shuffled", "eval", "rl-shuffled")]
     return out
 
 
@@ -107,10 +116,10 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
     state = _read_state(root)
     state.update(config=str(config), name=cfg.name, control=control, run_dir=str(root))
     plan = stages(control)
-    unknown = sorted(set(only or ()) - {s for s, _, _ in plan})
+    unknown = sorted(set(only or ()) - {s.name for s in plan})
     if unknown:
-        raise ConfigError(f"unknown stage {', '.join(unknown)}: stages are {', '.join(s for s, _, _ in plan)}")
-    for stage, what, source in plan:
+        raise ConfigError(f"unknown stage {', '.join(unknown)}: stages are {', '.join(s.name for s in plan)}")
+    for stage, what, source in ((s.name, s.kind, s.source) for s in plan):
         record = state["stages"].get(stage, {})
         if only and stage not in only:
             continue
@@ -138,7 +147,7 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
                               f"finished stages are kept")
         record.update(json.loads(out.read_text()), status="done")
         _write_state(root, state)
-    state["results"] = results_table(cfg, root, [s.removeprefix("eval-") for s, what, _ in plan if what == "eval"])
+    state["results"] = results_table(cfg, root, [s.name.removeprefix("eval-") for s in plan if s.kind == "eval"])
     _write_state(root, state)
     write_report(root, state)
     return state
