@@ -73,13 +73,17 @@ def run_demos(cfg: PipelineConfig, root: Path) -> dict:
     from transformers import AutoTokenizer
 
     from tempering.models import resolve_path
-    from tempering.trainer.demos import chat_token_counter, demonstrations, split_guard
+    from tempering.trainer.demos import chat_token_counter, demonstrations, humaneval_overlap, split_guard
     from tempering.trainer.make_data import write_jsonl
 
     tok = AutoTokenizer.from_pretrained(resolve_path(cfg.model))
     mix = cfg.demo_mix()
     rows, per_env = demonstrations(mix, cfg.demos.tokens, chat_token_counter(tok), dict(cfg.demos.kinds),
                                    {e: o for e, o in cfg.options.items() if e in mix}, cfg.seed)
+    overlap = humaneval_overlap(rows)  # HumanEval is measured as a domain nobody trains on: keep it so
+    for i, problem in sorted(overlap.items()):
+        next(e for e in per_env if e.env_id == rows[i]["env"]).drop(rows[i], f"overlaps {problem}")
+    rows = [r for i, r in enumerate(rows) if i not in overlap]
     held = {env_id: (spec.n, eval_splits(cfg, env_id, spec)) for env_id, spec in cfg.env_evals("envs").items()}
     held.update({env_id: (spec.n, eval_splits(cfg, env_id, spec)) for env_id, spec in cfg.env_evals("watch").items()})
     guard = split_guard(rows, held, cfg.options)

@@ -44,6 +44,13 @@ class EnvDemos:
     dropped: Counter = field(default_factory=Counter)
     tasks_tried: int = 0
 
+    def drop(self, row: dict, why: str) -> None:
+        """Take a kept row back out, counting why."""
+        self.rows.remove(row)
+        self.tokens -= row["tokens"]
+        self.kinds[row["kind"]] -= 1
+        self.dropped[f"{row['kind']}: {why}"] += 1
+
     def summary(self) -> dict:
         return {"env": self.env_id, "kept": len(self.rows), "tokens": self.tokens, "kinds": dict(self.kinds),
                 "dropped": dict(self.dropped), "tasks_tried": self.tasks_tried}
@@ -149,8 +156,22 @@ def chat_token_counter(tokenizer) -> Callable[[list[Message]], int]:
     return lambda messages: len(tokenize_chat(tokenizer, messages, max_len=1 << 30).ids)
 
 
-def _prompt_text(task: Task) -> str:
-    return "\n".join(m.content for m in task.prompt)
+def humaneval_overlap(rows: Sequence[dict]) -> dict[int, str]:
+    """Rows that contain a HumanEval prompt or canonical solution (over 40 characters, as text
+    in any message): row index -> problem id. A generated task can meet one by coincidence (a
+    textbook gcd loop is HumanEval/13's solution); such rows are dropped, HumanEval stays unseen."""
+    from tempering.envs.code.humaneval import load_humaneval
+
+    needles = [(p.id, text.strip()) for p in load_humaneval()
+               for text in (p.prompt, p.reference[len(p.prompt):]) if len(text.strip()) > 40]
+    hits = {}
+    for i, row in enumerate(rows):
+        blob = "\n".join(m["content"] for m in row["messages"])
+        for problem, text in needles:
+            if text in blob:
+                hits[i] = problem
+                break
+    return hits
 
 
 def split_guard(rows: Sequence[dict], held_out: dict[str, tuple[int, Sequence[str]]],
@@ -183,15 +204,10 @@ def split_guard(rows: Sequence[dict], held_out: dict[str, tuple[int, Sequence[st
                 checked += 1
                 if any(m.content in texts for m in task.prompt if m.role == "user"):
                     problems.append(f"{task.id}: its prompt is in the training data")
-    blob = "\n".join(texts)
-    humaneval = load_humaneval()
-    for problem in humaneval:
-        for what, text in (("prompt", problem.prompt), ("solution", problem.reference[len(problem.prompt):])):
-            text = text.strip()
-            if len(text) > 40 and text in blob:
-                problems.append(f"{problem.id}: its {what} is in the training data")
+    for i, problem in humaneval_overlap(rows).items():
+        problems.append(f"{problem}: its prompt or solution is in the training data ({rows[i]['task_id']})")
     if problems:
         raise DataLeakError(f"{len(problems)} held-out item(s) reached the training data, e.g. "
                             f"{'; '.join(problems[:3])}: demonstrations must come from train tasks only")
-    return {"rows": len(rows), "held_out_prompts_checked": checked, "humaneval_problems_checked": len(humaneval),
-            "leaks": 0}
+    return {"rows": len(rows), "held_out_prompts_checked": checked,
+            "humaneval_problems_checked": len(load_humaneval()), "leaks": 0}

@@ -11,7 +11,7 @@ from tempering import envs
 from tempering.envs.code.humaneval import load_humaneval
 from tempering.envs.code.mutants import mutants
 from tempering.errors import DataLeakError
-from tempering.trainer.demos import demonstrations, env_demonstrations, split_guard
+from tempering.trainer.demos import demonstrations, env_demonstrations, humaneval_overlap, split_guard
 from tempering.types import Message
 
 
@@ -106,3 +106,12 @@ def test_split_guard_catches_humaneval_and_test_ids():
     bad = [{**_rows()[0], "task_id": "sql/sqlite-v1/test/0"}]
     with pytest.raises(DataLeakError, match="not a train task"):
         split_guard(bad, {})
+
+
+def test_rows_that_meet_humaneval_by_coincidence_are_found():
+    he = load_humaneval()[13]  # greatest_common_divisor: a textbook Euclid loop
+    body = he.reference[len(he.prompt):]
+    rows = _rows() + [{"messages": [{"role": "user", "content": "gcd of a and b"},
+                                    {"role": "assistant", "content": f"```python\ndef gcd(a, b):\n{body}```"}],
+                       "task_id": "code/synth-v1/train/5", "env": "code/synth-v1", "kind": "single", "tokens": 9}]
+    assert humaneval_overlap(rows) == {len(rows) - 1: "HumanEval/13"}
