@@ -141,17 +141,20 @@ def _merge(base: dict, over: dict) -> dict:
     return out
 
 
+def read_yaml(path: str | Path, what: str, example: str) -> dict:
+    """A YAML mapping from `path`, with one clear error when it is missing or malformed."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{what} {str(path)!r} not found: pass a YAML file such as {example}")
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{what} {str(path)!r} is not valid YAML: {e}") from None
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> Config:
     """Read a YAML config (or start from defaults) and apply `--set` overrides."""
-    data: dict = {}
-    if path is not None:
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"config file {str(path)!r} not found: pass a YAML file such as configs/tiny-cpu.yaml")
-        try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as e:
-            raise ConfigError(f"config file {str(path)!r} is not valid YAML: {e}") from None
+    data = read_yaml(path, "config file", "configs/tiny-cpu.yaml") if path is not None else {}
     return resolve(_build(Config, _merge(data, parse_set(overrides or [])), ""))
 
 

@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tempering.config import Config, build, from_dict, merge, parse_set
+from tempering.config.load import read_yaml
 from tempering.errors import ConfigError
 
 
@@ -105,14 +104,7 @@ class PipelineConfig:
 
 def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> tuple[PipelineConfig, dict]:
     """The pipeline config and the plain dict it came from (written to the run directory)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"pipeline config {str(path)!r} not found: pass a YAML file such as configs/tiny-pipeline.yaml")
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ConfigError(f"pipeline config {str(path)!r} is not valid YAML: {e}") from None
-    data = merge(data, parse_set(overrides or []))
+    data = merge(read_yaml(path, "pipeline config", "configs/tiny-pipeline.yaml"), parse_set(overrides or []))
     cfg = build(PipelineConfig, data)
     if not cfg.eval.envs:
         raise ConfigError("the pipeline measures nothing: list the domains under eval.envs (env id -> {n, max_turns})")
