@@ -18,6 +18,7 @@ from tempering import envs
 from tempering.config import load_config
 from tempering.eval import evaluate
 from tempering.eval.plot import plot_demo
+from tempering.eval.report import write_report
 from tempering.models import load
 from tempering.rollout import HFClient
 from tempering.trainer import prepare_run, train
@@ -62,7 +63,7 @@ def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None
     png = plot_demo(metrics, before.accuracy, after.accuracy, run_dir / "demo.png",
                     ci=((before.ci_low, before.ci_high), (after.ci_low, after.ci_high)))
     summary = {
-        "run_dir": str(run_dir), "config": str(config_path), "seed": cfg.seed, "n_eval": ev.n,
+        "run_dir": str(run_dir), "config": str(config_path), "env": cfg.env.id, "seed": cfg.seed, "n_eval": ev.n,
         "before": {"accuracy": before.accuracy, "ci": [before.ci_low, before.ci_high], "format_rate": before.format_rate,
                    "mean_response_tokens": before.mean_response_tokens},
         "after": {"accuracy": after.accuracy, "ci": [after.ci_low, after.ci_high], "format_rate": after.format_rate,
@@ -71,7 +72,8 @@ def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None
         "eval_seconds": [before.seconds, after.seconds], "plot": str(png),
     }
     (run_dir / "demo.json").write_text(json.dumps(summary, indent=1))
-    console.print(f"wrote {run_dir / 'demo.json'} and {png}")
+    report = write_report(run_dir)  # again, now with the before/after table
+    console.print(f"wrote {run_dir / 'demo.json'}, {png} and {report}")
     return summary
 
 

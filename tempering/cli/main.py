@@ -15,7 +15,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
-from tempering.cli.pipeline import add_pipeline_parser  # noqa: E402
+from tempering.cli.pipeline import add_pipeline_parser
+from tempering.cli.report import add_report_parser  # noqa: E402
 from tempering.cli.sandbox import add_sandbox_parsers  # noqa: E402
 from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch: cheap
 
@@ -193,6 +194,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         print("pass rate by family:")
         for f in s["families"]:
             print(f"  {f['family']:24s} {f['pass_rate']:.3f}  ({f['episodes']} episodes)")
+    for a in s["alerts"]:
+        print(f"alert at step {a['step']}: {a['kind']}: {a['message']}")
     print("why attempts ended: " + ", ".join(f"{k} {v}" for k, v in s["stop_reasons"].items()))
     print("slowest episodes:")
     for e in s["slowest"]:
@@ -335,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_runs(sub)
     _add_demo(sub)
     add_pipeline_parser(sub)
+    add_report_parser(sub)
     return p
 
 

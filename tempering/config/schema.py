@@ -207,6 +207,34 @@ class TrainConfig:
     """Share of prompts that revisit earlier tasks with mixed outcomes (weighted by p(1-p) of their pass rate)."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass: less memory, about a third more time."""
+    stop_on: tuple[str, ...] = ()
+    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift."""
+
+
+@dataclass(frozen=True)
+class AlertConfig:
+    collapse_steps: int = 3
+    """reward_collapse: the pass rate is 0 for this many steps in a row after it was above 0."""
+    kl_max: float = 1.0
+    """kl: the mean per-token KL to the reference exceeds this."""
+    entropy_floor: float = 0.2
+    """entropy_collapse: the entropy falls below this share of its mean over the first steps."""
+    length_ratio: float = 2.0
+    """length_drift: the mean response length moves this factor above (or below 1/factor of) its mean over the first steps."""
+    baseline_steps: int = 3
+    """Steps whose mean is the baseline for entropy and length."""
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    progress: str = "auto"
+    """auto (a bar on a terminal, one line per step otherwise), bar, lines or off."""
+    tensorboard: bool = False
+    """Write TensorBoard event files to <run>/tensorboard (needs the tensorboard package: pip install '.[log]')."""
+    wandb: str = "off"
+    """off, offline (a local run directory under <run>/wandb, no network) or online (needs the wandb package)."""
+    report: bool = True
+    """Write <run>/report.html (curves, evaluation, rollout viewer, sandbox statistics) when the run ends."""
 
 
 @dataclass(frozen=True)
@@ -258,3 +286,5 @@ class Config:
     train: TrainConfig = field(default_factory=TrainConfig)
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    alerts: AlertConfig = field(default_factory=AlertConfig)
+    log: LogConfig = field(default_factory=LogConfig)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 from tempering import envs
@@ -122,7 +121,7 @@ def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuf
         if run_dir.exists():  # killed before its first checkpoint: start the stage over
             shutil.rmtree(run_dir)
         prepare_run(train_cfg, run_dir)
-    train(train_cfg, run_dir, resume=resume, progress=sys.stderr.isatty())
+    train(train_cfg, run_dir, resume=resume)  # one progress line per step in the stage's log
     final = latest_checkpoint(run_dir)
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     return {"checkpoint": str(final), "steps": len(metrics),

@@ -8,6 +8,9 @@
                env's record (execution logs) as JSON
     tasks      per task: attempts and passes (pass-rate tracking for the curriculum)
     metrics    one row per step
+    advantages per trained attempt: the reward it trained on (after reward-model mixing or
+               the shuffled control) and its advantage (the mean over its tokens for GAE)
+    alerts     every alert a run raised: step, kind, message
 
 An episode is written in its own transaction the moment it ends. The key makes a second
 write of the same attempt a no-op, so a run killed at any point and resumed loses no
@@ -47,6 +50,10 @@ CREATE TABLE IF NOT EXISTS artifacts (
 CREATE TABLE IF NOT EXISTS tasks (
     task_id TEXT PRIMARY KEY, domain TEXT, family TEXT, attempts INTEGER, passes INTEGER);
 CREATE TABLE IF NOT EXISTS metrics (step INTEGER PRIMARY KEY, data TEXT);
+CREATE TABLE IF NOT EXISTS advantages (
+    step INTEGER, round INTEGER, slot INTEGER, trained_step INTEGER, reward REAL, advantage REAL,
+    PRIMARY KEY (step, round, slot));
+CREATE TABLE IF NOT EXISTS alerts (step INTEGER, kind TEXT, message TEXT, created REAL, PRIMARY KEY (step, kind));
 """
 
 STORE_FILE = "store.sqlite"
@@ -82,6 +89,25 @@ class EpisodeRecord:
     """Per turn: reward, status, env_s and the artifacts (reply, feedback, info)."""
     segments: tuple[Segment, ...] = ()
     """Later stretches of a long episode, each on its own compressed prompt (Trajectory.segments)."""
+
+
+@dataclass(frozen=True)
+class Rollout:
+    """One attempt as loggers and the report show it: the last reply, not the tokens."""
+
+    step: int
+    round: int
+    slot: int
+    task_id: str
+    domain: str
+    family: str | None
+    reward: float
+    passed: bool
+    turns: int
+    stop_reason: str
+    advantage: float | None
+    """None where no update trained on it (an uninformative group that was dropped)."""
+    reply: str
 
 
 class Store:
@@ -134,6 +160,22 @@ class Store:
         with self.lock:
             self.db.execute("INSERT OR REPLACE INTO metrics VALUES (?, ?)", (step, json.dumps(metrics)))
 
+    def add_advantages(self, trained_step: int, rows: Iterable[tuple[tuple[int, int, int], float, float]]) -> None:
+        """((step, round, slot), trained reward, advantage) of each attempt an update trained on."""
+        with self.lock, self._tx() as db:
+            db.executemany("INSERT OR REPLACE INTO advantages VALUES (?,?,?,?,?,?)",
+                           [(*key, trained_step, reward, adv) for key, reward, adv in rows])
+
+    def add_alert(self, step: int, kind: str, message: str) -> bool:
+        """Record an alert; False if this kind was already raised at this step (a resumed run)."""
+        with self.lock:
+            cur = self.db.execute("INSERT OR IGNORE INTO alerts VALUES (?, ?, ?, ?)", (step, kind, message, time.time()))
+        return cur.rowcount > 0
+
+    def alerts(self) -> list[dict]:
+        return [dict(zip(("step", "kind", "message"), r))
+                for r in self.db.execute("SELECT step, kind, message FROM alerts ORDER BY step, kind")]
+
     def _tx(self):
         return _Transaction(self.db)
 
@@ -151,6 +193,18 @@ class Store:
                               logprobs=tuple(float(x) for x in r[16].split(",")) if r[16] else (),
                               segments=tuple(Segment.from_dict(d) for d in json.loads(r[17])) if r[17] else ())
                 for r in rows]
+
+    def rollouts(self, step: int | None = None, limit: int | None = None) -> list[Rollout]:
+        """Attempts (of one step, or all) with their advantage and last reply, oldest first."""
+        where, args = _where(step=step)
+        where = where.replace("step", "e.step")
+        rows = self.db.execute(
+            "SELECT e.step, e.round, e.slot, e.task_id, e.domain, e.family, e.reward, e.passed, e.turns, e.stop_reason, "
+            "a.advantage, (SELECT content FROM artifacts r WHERE r.step = e.step AND r.round = e.round AND r.slot = e.slot "
+            "AND r.name = 'reply' ORDER BY r.turn DESC LIMIT 1) FROM episodes e LEFT JOIN advantages a "
+            f"ON a.step = e.step AND a.round = e.round AND a.slot = e.slot {where} ORDER BY e.step, e.round, e.slot"
+            + (" LIMIT ?" if limit else ""), args + ([limit] if limit else [])).fetchall()
+        return [Rollout(*r[:7], bool(r[7]), *r[8:11], r[11] or "") for r in rows]
 
     def keys(self) -> set[tuple[int, int, int]]:
         return set(self.db.execute("SELECT step, round, slot FROM episodes").fetchall())
@@ -191,6 +245,7 @@ class Store:
             "mixed_tasks": q("SELECT COUNT(*) FROM tasks WHERE passes > 0 AND passes < attempts").fetchone()[0],
             "tasks": q("SELECT COUNT(*) FROM tasks").fetchone()[0],
             "last_metrics": (self.metrics() or [{}])[-1],
+            "alerts": self.alerts(),
         }
 
 

@@ -40,6 +40,8 @@ class Group:
     segments: list[tuple[Segment, ...]] = field(default_factory=list)
     """Per attempt, the later stretches of a long episode on their compressed prompts
     (rollout.context_budget); each trains with its attempt's advantage."""
+    keys: list[tuple[int, int, int]] = field(default_factory=list)
+    """Per attempt, its (step, round, slot) in the run's store; empty for groups not stored."""
 
     def stretches(self) -> list[tuple[int, "Group"]]:
         """(attempt, one-row group) for every later stretch: the same loss on another prompt."""
@@ -76,7 +78,8 @@ class Group:
                    [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
                    [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records],
                    statuses=[r.turn_records[-1].get("status") if r.turn_records else None for r in records],
-                   segments=[r.segments for r in records] if any(r.segments for r in records) else [])
+                   segments=[r.segments for r in records] if any(r.segments for r in records) else [],
+                   keys=[(r.step, r.round, r.slot) for r in records])
 
 
 def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,

@@ -123,6 +123,7 @@ class RLStep:
         prep = prepare_batch(self.cfg, batch, self._mask, lambda model, g: self._logprobs(model, g, temperature, pad).logp,
                              self.policy, self.reference, self.kl_ctl.beta, self.policy.device)
         adv = batch_advantages(self.cfg, prep, self.critic)
+        self._record_advantages(prep, adv)
         metrics = self._optimise(prep, adv)
         self.scheduler.step()
         self.updates += 1
@@ -132,6 +133,16 @@ class RLStep:
         self.policy.eval()
         self.kl_ctl.update(metrics["kl"])
         return metrics | {"lr": self.scheduler.get_last_lr()[0], "staleness": staleness}
+
+    def _record_advantages(self, prep: PreparedBatch, adv: BatchAdvantages) -> None:
+        """Each trained attempt's reward and advantage go to the store, for the rollout viewer."""
+        if self.store is None:
+            return
+        rows = []
+        for g, a, m in zip(prep.groups, adv.per_unit, prep.masks):
+            per_attempt = a if a.dim() == 1 else (a * m).sum(dim=1) / m.sum(dim=1).clamp(min=1.0)
+            rows += [(key, float(r), float(v)) for key, r, v in zip(g.keys, g.rewards, per_attempt.tolist())]
+        self.store.add_advantages(self.updates + 1, rows)
 
     def _optimise(self, prep: PreparedBatch, adv: BatchAdvantages) -> dict:
         """algorithm.epochs optimiser steps of the clipped policy loss over every unit that

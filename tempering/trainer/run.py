@@ -3,7 +3,8 @@
     runs/<name>/config.yaml         the full resolved config
     runs/<name>/metrics.jsonl       one JSON line per step
     runs/<name>/checkpoints/step-N  HF weights + optimiser + trainer state
-    runs/<name>/store.sqlite        every episode, turn, artifact and step metric (scheduler.store)
+    runs/<name>/store.sqlite        every episode, turn, artifact, step metric and alert (scheduler.store)
+    runs/<name>/report.html         curves, evaluation, rollout viewer, sandbox statistics (eval.report)
 
 Every source of randomness in a step is derived from (seed, step), and the data cursor and
 curriculum are checkpointed, so a resumed run continues exactly where the saved one was.
@@ -14,18 +15,20 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 import time
 from pathlib import Path
 
 import torch
 import yaml
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering import envs
 from tempering.config import RECIPES, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
+from tempering.eval.report import write_report
 from tempering.models import load
 from tempering.scheduler.store import STORE_FILE, Store
+from tempering.trainer.observe import Observers
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from tempering.trainer.validate import validate
 
@@ -181,30 +184,36 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     logged: list[dict] = []
     deadline = time.monotonic() + cfg.train.max_minutes * 60 if cfg.train.max_minutes > 0 else float("inf")
     step = start
+    observers = None
     try:
-        with Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      TextColumn("{task.fields[info]}"), disable=not progress) as bar:
-            task = bar.add_task("train", total=total, completed=start, info="")
-            durations: list[float] = []
-            # Stop before a step that would likely end past the time budget, not after it.
-            while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
-                step += 1
-                t_step = time.monotonic()
-                metrics = runner.step(step)
-                logged.append(metrics)
-                with open(run_dir / "metrics.jsonl", "a") as f:
-                    f.write(json.dumps(metrics) + "\n")
-                store.add_metrics(step, metrics)
-                if step % cfg.train.save_every == 0 or step == total:
-                    _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
-                durations.append(time.monotonic() - t_step)
-                bar.update(task, completed=step, info=runner.summary(metrics))
+        observers = Observers(cfg, run_dir, store, total, start, runner.summary, progress)
+        durations: list[float] = []
+        # Stop before a step that would likely end past the time budget, not after it.
+        while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
+            step += 1
+            t_step = time.monotonic()
+            metrics = runner.step(step)
+            logged.append(metrics)
+            with open(run_dir / "metrics.jsonl", "a") as f:
+                f.write(json.dumps(metrics) + "\n")
+            store.add_metrics(step, metrics)
+            if step % cfg.train.save_every == 0 or step == total:
+                _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+            durations.append(time.monotonic() - t_step)
+            stop = observers.after_step(step, metrics)
+            if stop is not None:
+                print(f"stopping at step {step}: alert {stop} is in train.stop_on", file=sys.stderr, flush=True)
+                break
         if step % cfg.train.save_every != 0 and step != total and step > start:
             _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
     finally:
         if hasattr(runner, "close"):
             runner.close()  # background sampling and rollout workers
         store.close()
+        if observers is not None:
+            observers.close()
+    if cfg.log.report:
+        write_report(run_dir)
     return logged
 
 

@@ -11,10 +11,13 @@ from tempering.algorithms.losses import AGGREGATIONS
 from tempering.algorithms.preference import DPO_LOSSES
 from tempering.config import RECIPES, Config, CriticConfig, DataConfig, PreferenceConfig, Recipe, RewardConfig
 from tempering.errors import ConfigError
+from tempering.trainer.alerts import CHECKS as ALERT_CHECKS
 
 SCHEDULES = ("constant", "cosine")
 PIPELINES = ("rounds", "overlap")
 BACKENDS = ("local", "ray")
+PROGRESS = ("auto", "bar", "lines", "off")
+WANDB_MODES = ("off", "offline", "online")
 
 
 def _choice(key: str, value, allowed) -> None:
@@ -59,6 +62,10 @@ def _choices_and_ranges(cfg: Config) -> None:
     _choice("optim.schedule", o.schedule, SCHEDULES)
     _choice("rollout.pipeline", r.pipeline, PIPELINES)
     _choice("scheduler.backend", cfg.scheduler.backend, BACKENDS)
+    _choice("log.progress", cfg.log.progress, PROGRESS)
+    _choice("log.wandb", cfg.log.wandb, WANDB_MODES)
+    for kind in cfg.train.stop_on:
+        _choice("train.stop_on entry", kind, tuple(ALERT_CHECKS))
     positive = {"rollout.prompts_per_step": r.prompts_per_step, "rollout.group_size": r.group_size,
                 "rollout.max_new_tokens": r.max_new_tokens, "rollout.max_rounds_per_step": r.max_rounds_per_step,
                 "rollout.max_turns": r.max_turns, "algorithm.epochs": a.epochs, "optim.grad_accum": o.grad_accum,

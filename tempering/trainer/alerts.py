@@ -1,0 +1,96 @@
+"""Alerts: what goes wrong in an RL run, noticed from each step's metrics.
+
+    nan               the loss or the gradient norm is NaN or infinite
+    kl                the mean per-token KL to the reference is above alerts.kl_max
+    reward_collapse   the pass rate was above 0, then stayed at 0 for alerts.collapse_steps steps
+    entropy_collapse  the entropy fell below alerts.entropy_floor x its mean over the first steps
+    length_drift      the response length moved alerts.length_ratio x away from its first steps' mean
+
+Each check is a pure function of the metric lines so far (the newest last). An alert is a
+warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
+`train.stop_on` also end the run cleanly, with a checkpoint. Each kind is raised once per
+episode of trouble: again only after the condition has cleared.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from tempering.config.schema import AlertConfig
+
+
+@dataclass(frozen=True)
+class Alert:
+    step: int
+    kind: str
+    message: str
+
+
+def _nan(history: list[dict], a: AlertConfig) -> str | None:
+    bad = [k for k in ("loss", "grad_norm", "kl", "reward_mean") if k in history[-1]
+           and isinstance(history[-1][k], float) and not math.isfinite(history[-1][k])]
+    return f"{', '.join(bad)} is not finite ({', '.join(str(history[-1][k]) for k in bad)})" if bad else None
+
+
+def _kl(history: list[dict], a: AlertConfig) -> str | None:
+    kl = history[-1].get("kl")
+    return f"KL to the reference is {kl:.3g}, above alerts.kl_max {a.kl_max:g}" if kl is not None and kl > a.kl_max else None
+
+
+def _reward_collapse(history: list[dict], a: AlertConfig) -> str | None:
+    rates = [m["pass_rate"] for m in history if "pass_rate" in m]
+    k = a.collapse_steps
+    if len(rates) <= k or any(rates[-k:]) or not any(rates[:-k]):
+        return None
+    return f"pass rate 0 for the last {k} steps, after a best of {max(rates[:-k]):.2f}"
+
+
+def _baseline(history: list[dict], key: str, a: AlertConfig) -> tuple[float, float] | None:
+    """(mean over the first baseline_steps steps, latest) of `key`, once there are more steps than that."""
+    values = [m[key] for m in history if isinstance(m.get(key), (int, float)) and math.isfinite(m[key])]
+    if len(values) <= a.baseline_steps:
+        return None
+    return sum(values[:a.baseline_steps]) / a.baseline_steps, values[-1]
+
+
+def _entropy_collapse(history: list[dict], a: AlertConfig) -> str | None:
+    got = _baseline(history, "entropy", a)
+    if got is None or got[0] <= 0 or got[1] >= a.entropy_floor * got[0]:
+        return None
+    return f"entropy {got[1]:.3g} is below {a.entropy_floor:g} x its first steps' mean {got[0]:.3g}"
+
+
+def _length_drift(history: list[dict], a: AlertConfig) -> str | None:
+    got = _baseline(history, "response_len", a)
+    if got is None or got[0] <= 0 or 1 / a.length_ratio <= got[1] / got[0] <= a.length_ratio:
+        return None
+    return f"response length {got[1]:.0f} tokens against {got[0]:.0f} over the first steps ({got[1] / got[0]:.2f}x)"
+
+
+CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
+    "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
+    "length_drift": _length_drift,
+}
+
+
+class AlertWatch:
+    """Runs every check after each step; remembers which kinds are active so that a
+    condition that lasts is raised once, and again only after it has cleared."""
+
+    def __init__(self, cfg: AlertConfig) -> None:
+        self.cfg = cfg
+        self.active: set[str] = set()
+
+    def check(self, history: list[dict]) -> list[Alert]:
+        step = int(history[-1].get("step", len(history)))
+        out = []
+        for kind, check in CHECKS.items():
+            message = check(history, self.cfg)
+            if message is None:
+                self.active.discard(kind)
+            elif kind not in self.active:
+                self.active.add(kind)
+                out.append(Alert(step, kind, message))
+        return out
