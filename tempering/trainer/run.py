@@ -25,7 +25,6 @@ import yaml
 from tempering import envs
 from tempering.config import RECIPES, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
-from tempering.eval.report import write_report
 from tempering.models import load
 from tempering.scheduler.store import STORE_FILE, Store
 from tempering.trainer.observe import Observers
@@ -213,6 +212,8 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
         if observers is not None:
             observers.close()
     if cfg.log.report:
+        from tempering.eval.report import write_report  # Plotly takes seconds to import: only when used
+
         write_report(run_dir)
     return logged
 
