@@ -16,7 +16,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
 from tempering.cli.pipeline import add_pipeline_parser
-from tempering.cli.report import add_report_parser  # noqa: E402
+from tempering.cli.report import add_report_parser
+from tempering.cli.audit import add_audit_parser  # noqa: E402
 from tempering.cli.sandbox import add_sandbox_parsers  # noqa: E402
 from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch: cheap
 
@@ -339,6 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_demo(sub)
     add_pipeline_parser(sub)
     add_report_parser(sub)
+    add_audit_parser(sub)
     return p
 
 

@@ -33,6 +33,7 @@ import yaml
 from tempering.errors import ConfigError, RunDirError
 from tempering.pipeline.config import PipelineConfig, load_pipeline
 from tempering.pipeline.stages import missing_evals
+from tempering.scheduler.store import STORE_FILE
 from tempering.pipeline.table import results_table, write_report
 
 STATE = "pipeline.json"
@@ -150,4 +151,14 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
     state["results"] = results_table(cfg, root, [s.name.removeprefix("eval-") for s in plan if s.kind == "eval"])
     _write_state(root, state)
     write_report(root, state)
+    _stage_reports(root, plan)
     return state
+
+
+def _stage_reports(root: Path, plan: list[Stage]) -> None:
+    """Each training stage's report.html again, now that pipeline.json holds the evaluation table."""
+    from tempering.eval.report import write_report as write_html  # Plotly takes seconds to import
+
+    for stage in plan:
+        if stage.kind == "train" and (root / stage.name / STORE_FILE).is_file():
+            write_html(root / stage.name)

@@ -81,6 +81,8 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     assert state["results"]["code/humaneval-v1"]["test"]["group"] == "watch"
     report = (run / "report.md").read_text()
     assert "| sql/sqlite-v1 | test |" in report and "| code/humaneval-v1 (not trained) | test |" in report
+    html = (run / "rl" / "report.html").read_text()  # the stage's HTML report carries the pipeline's table
+    assert "<td>sql/sqlite-v1</td><td>test</td><td>rl-shuffled</td>" in html
 
     third = _temper(*flags)  # everything done: nothing runs again
     out, _ = third.communicate(timeout=HARNESS_S)
