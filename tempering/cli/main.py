@@ -17,7 +17,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from tempering.errors import ConfigError, TemperingError  # noqa: E402
 from tempering.cli.pipeline import add_pipeline_parser
 from tempering.cli.report import add_report_parser
-from tempering.cli.audit import add_audit_parser  # noqa: E402
+from tempering.cli.audit import add_audit_parser
+from tempering.cli.plan import add_plan_parser  # noqa: E402
 from tempering.cli.sandbox import add_sandbox_parsers  # noqa: E402
 from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch: cheap
 
@@ -109,6 +110,23 @@ def _write_demos(args: argparse.Namespace, out: Path) -> int:
     return 0
 
 
+def _print_section(prefix: str, cls, value, fallbacks, field_docs) -> None:
+    """One line per key of a config section, nested sections (train.budget) included."""
+    import dataclasses
+    import typing
+
+    hints, docs = typing.get_type_hints(cls), field_docs(cls)
+    for g in dataclasses.fields(cls):
+        v = getattr(value, g.name)
+        if dataclasses.is_dataclass(hints[g.name]):
+            _print_section(f"{prefix}.{g.name}", hints[g.name], v, fallbacks, field_docs)
+            continue
+        shown = repr(v)
+        if v is None:
+            shown = "(algorithm's default)" if prefix == "algorithm" and g.name in fallbacks else "(unset)"
+        print(f"{prefix}.{g.name} = {shown}  # {docs.get(g.name, '')}")
+
+
 def _cmd_settings(args: argparse.Namespace) -> int:
     """Every config key with its default and its one-line docstring (from the dataclasses)."""
     import dataclasses
@@ -125,13 +143,7 @@ def _cmd_settings(args: argparse.Namespace) -> int:
             continue
         if args.section and f.name != args.section:
             continue
-        docs = field_docs(cls)
-        for g in dataclasses.fields(cls):
-            value = getattr(getattr(default, f.name), g.name)
-            shown = repr(value)
-            if value is None:
-                shown = "(algorithm's default)" if f.name == "algorithm" and g.name in FALLBACK_DEFAULTS else "(unset)"
-            print(f"{f.name}.{g.name} = {shown}  # {docs.get(g.name, '')}")
+        _print_section(f.name, cls, getattr(default, f.name), FALLBACK_DEFAULTS, field_docs)
     if args.section in (None, "algorithm"):
         print("\nalgorithms (config.RECIPES), with their defaults where a setting is left unset:")
         for name, recipe in RECIPES.items():
@@ -341,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_pipeline_parser(sub)
     add_report_parser(sub)
     add_audit_parser(sub)
+    add_plan_parser(sub)
     return p
 
 

@@ -192,6 +192,16 @@ class OptimConfig:
 
 
 @dataclass(frozen=True)
+class BudgetConfig:
+    cpu_hours: float = 0.0
+    """Stop cleanly, with a checkpoint, before a step would take the run past this many CPU-hours (user + system time of the trainer and everything it started); 0: no limit."""
+    gpu_hours: float = 0.0
+    """The same for GPU-hours (wall time x GPUs in use); 0: no limit."""
+    price_per_hour: float = 0.0
+    """Price of one CPU-hour (or GPU-hour when GPUs are in use), to report the run's cost; 0: not reported."""
+
+
+@dataclass(frozen=True)
 class TrainConfig:
     steps: int = 2
     """Optimiser steps to run (the --steps flag overrides it)."""
@@ -207,6 +217,8 @@ class TrainConfig:
     """Share of prompts that revisit earlier tasks with mixed outcomes (weighted by p(1-p) of their pass rate)."""
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass: less memory, about a third more time."""
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    """Compute budget: CPU-hours, GPU-hours, price per hour."""
     stop_on: tuple[str, ...] = ()
     """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift."""
 

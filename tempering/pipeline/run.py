@@ -91,14 +91,15 @@ def _die_with_parent() -> None:
     ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _run_child(root: Path, stage: str, model: str | None, spent_s: float) -> tuple[int, float]:
-    """Run one stage in a child process; returns (exit code, peak RSS in MB). `spent_s`: what
-    earlier, killed attempts of the stage already used of its time budget."""
+def _run_child(root: Path, stage: str, model: str | None, spent_s: float) -> tuple[int, float, float]:
+    """Run one stage in a child process; returns (exit code, peak RSS in MB, CPU seconds of it
+    and everything it reaped). `spent_s`: what earlier, killed attempts of the stage already
+    used of its time budget."""
     cmd = [sys.executable, "-m", "tempering.pipeline.child", str(root), stage, model or "", f"{spent_s:.1f}"]
     proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss / 1024
+    return proc.returncode, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: list[str] | None = None,
@@ -138,9 +139,10 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
                       attempts=record.get("attempts", 0) + 1)
         state["stages"][stage] = record
         _write_state(root, state)
-        code, peak = _run_child(root, stage, model, record.get("seconds", 0.0))
+        code, peak, cpu_s = _run_child(root, stage, model, record.get("seconds", 0.0))
         record.update(seconds=record.get("seconds", 0.0) + time.time() - started,
-                      peak_rss_mb=max(peak, record.get("peak_rss_mb", 0.0)))
+                      peak_rss_mb=max(peak, record.get("peak_rss_mb", 0.0)),
+                      cpu_hours=record.get("cpu_hours", 0.0) + cpu_s / 3600)
         if code != 0 or not out.is_file():
             record["status"] = "failed"
             _write_state(root, state)

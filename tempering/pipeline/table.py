@@ -68,11 +68,32 @@ def report_lines(state: dict) -> list[str]:
             name = env_id + (" (not trained)" if s["group"] == "watch" else "")
             lines.append(f"| {name} | {split} | " + " | ".join(_cell(s["points"].get(p)) for p in points) +
                          f" | {delta('base->sft')} | {delta('sft->rl')} | {delta('sft->rl-shuffled')} |")
-    lines += ["", "| stage | status | minutes | peak RSS (GB) |", "|---|---|---|---|"]
+    lines += ["", "| stage | status | minutes | CPU-hours | peak RSS (GB) |", "|---|---|---|---|---|"]
     for stage, r in state.get("stages", {}).items():
-        lines.append(f"| {stage} | {r.get('status')} | {r.get('seconds', 0) / 60:.1f} | "
+        cpu = f"{r['cpu_hours']:.2f}" if "cpu_hours" in r else "—"
+        lines.append(f"| {stage} | {r.get('status')} | {r.get('seconds', 0) / 60:.1f} | {cpu} | "
                      f"{r.get('peak_rss_mb', 0) / 1024:.2f} |")
+    cost = cost_per_point(state)
+    if cost is not None:
+        lines += ["", f"Training compute (demos, sft, rl): {cost['cpu_hours']:.2f} CPU-hours for a mean "
+                      f"{cost['points']:+.1f} points base -> rl over the trained envs' splits: "
+                      f"{cost['cpu_hours_per_point']:.3f} CPU-hours per point."]
     return lines
+
+
+def cost_per_point(state: dict) -> dict | None:
+    """CPU-hours of the training stages per point of mean held-out gain (base -> rl) over the
+    trained envs; None until both are known, or when there is no gain to divide by."""
+    stages = state.get("stages", {})
+    if not all("cpu_hours" in stages.get(s, {}) for s in ("sft", "rl")):
+        return None
+    gains = [s["paired"]["base->rl"]["points"] for splits in state.get("results", {}).values()
+             for s in splits.values() if s["group"] == "envs" and "base->rl" in s["paired"]]
+    cpu = sum(stages.get(s, {}).get("cpu_hours", 0.0) for s in ("demos", "sft", "rl"))
+    if not gains or sum(gains) <= 0:
+        return None
+    mean = sum(gains) / len(gains)
+    return {"cpu_hours": cpu, "points": mean, "cpu_hours_per_point": cpu / mean}
 
 
 def write_report(root: Path, state: dict) -> Path:

@@ -27,6 +27,7 @@ from tempering.config import RECIPES, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
 from tempering.scheduler.store import STORE_FILE, Store
+from tempering.safety.budget import BudgetMeter
 from tempering.trainer.observe import Observers
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
 from tempering.trainer.validate import validate
@@ -186,12 +187,15 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     observers = None
     try:
         observers = Observers(cfg, run_dir, store, total, start, runner.summary, progress)
+        before = observers.history[-1] if observers.history else {}
+        meter = BudgetMeter(cfg.train.budget, _gpus(cfg, loaded.model), before.get("cost/cpu_hours", 0.0),
+                            before.get("cost/gpu_hours", 0.0))
         durations: list[float] = []
         # Stop before a step that would likely end past the time budget, not after it.
         while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
             step += 1
             t_step = time.monotonic()
-            metrics = runner.step(step)
+            metrics = runner.step(step) | meter.after_step()
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")
@@ -202,6 +206,11 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
             stop = observers.after_step(step, metrics)
             if stop is not None:
                 print(f"stopping at step {step}: alert {stop} is in train.stop_on", file=sys.stderr, flush=True)
+                break
+            over = meter.next_step_fits()
+            if over is not None and step < total:
+                store.add_alert(step, "budget", over)
+                print(f"stopping at step {step}: {over}", file=sys.stderr, flush=True)
                 break
         if step % cfg.train.save_every != 0 and step != total and step > start:
             _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
@@ -216,6 +225,13 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
 
         write_report(run_dir)
     return logged
+
+
+def _gpus(cfg: Config, model) -> int:
+    """GPUs the run holds: the trainer's device, plus Ray rollout workers' shares."""
+    own = 1 if next(model.parameters()).device.type == "cuda" else 0
+    ray = cfg.scheduler.rollout_workers * cfg.scheduler.rollout_gpus if cfg.scheduler.backend == "ray" else 0
+    return own + int(round(ray))
 
 
 def _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg) -> None:

@@ -68,7 +68,7 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     assert steps == [1, 2, 3, 4]  # resumed from its checkpoint: no step lost or repeated
     for stage in ("sft", "rl", "rl-shuffled"):  # each an HF directory
         assert (Path(stages[stage]["checkpoint"]) / "config.json").is_file()
-        assert stages[stage]["peak_rss_mb"] > 0 and stages[stage]["seconds"] > 0
+        assert stages[stage]["peak_rss_mb"] > 0 and stages[stage]["seconds"] > 0 and stages[stage]["cpu_hours"] > 0
     assert stages["rl"]["model"] == stages["sft"]["checkpoint"] == stages["rl-shuffled"]["model"]
     rl_cfg = (run / "rl" / "config.yaml").read_text()
     assert "beta: 0.04" in rl_cfg and stages["sft"]["checkpoint"] in rl_cfg  # KL to the SFT model

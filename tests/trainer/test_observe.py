@@ -185,3 +185,15 @@ def test_unknown_stop_on_kind_is_refused():
 
     with pytest.raises(ConfigError, match="train.stop_on"):
         validate(_cfg(**{"train.stop_on": "[nans]"}))
+
+
+def test_a_cpu_budget_stops_the_run_cleanly_and_cost_is_logged(tmp_path, parity_env):
+    cfg = _cfg(**{"train.budget.cpu_hours": 0.0003, "train.budget.price_per_hour": 2.0, "log.report": "false"})
+    prepare_run(cfg, tmp_path)
+    metrics = train(cfg, tmp_path, steps=50, progress=False, env=parity_env)
+    assert len(metrics) < 50  # about a second of CPU: far fewer than 50 steps of any machine
+    assert [a["kind"] for a in _alerts(tmp_path)] == ["budget"]
+    assert latest_checkpoint(tmp_path).name == f"step-{len(metrics)}"
+    cpu = [m["cost/cpu_hours"] for m in metrics]
+    assert cpu == sorted(cpu) and cpu[0] > 0
+    assert metrics[-1]["cost/price"] == pytest.approx(2.0 * cpu[-1])
