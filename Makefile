@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup demo test test-loaded test-slow lint clean
+.PHONY: setup demo test test-loaded test-slow test-browser lint clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,11 @@ test: setup
 # The suite three times beside a CPU hog on every core, then once under nice -n 19 (tests/loaded.py).
 test-loaded: setup
 	$(PY) tests/loaded.py --runs 3 --nice-runs 1
+
+# The run report in headless Chromium (Debian's package; needs root for apt-get) via Playwright.
+test-browser: setup
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(PY) -m pytest -q tests/eval/test_report_browser.py
 
 lint: setup
 	$(VENV)/bin/ruff check tempering tests benchmarks examples

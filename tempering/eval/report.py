@@ -66,11 +66,24 @@ def _numeric_keys(metrics: list[dict]) -> list[str]:
     return list(keys)
 
 
+def constant_metrics(metrics: list[dict]) -> dict[str, float]:
+    """Metrics with one value over the whole run (of more than one step): a table, not a panel."""
+    if len(metrics) < 2:
+        return {}
+    out = {}
+    for k in _numeric_keys(metrics):
+        values = {m.get(k) for m in metrics}
+        if len(values) == 1:
+            out[k] = values.pop()
+    return out
+
+
 def curves_figure(metrics: list[dict]) -> go.Figure | None:
-    """Small multiples of every numeric metric against the step; None for a run with no steps."""
+    """Small multiples of every numeric metric that varies, against the step; None for a run with no steps."""
     if not metrics:
         return None
-    keys = _numeric_keys(metrics)
+    constant = constant_metrics(metrics)
+    keys = [k for k in _numeric_keys(metrics) if k not in constant]
     panels = [(title, [k for k in keys if _matches(k, pats)]) for title, pats in PANELS]
     panels = [(t, ks) for t, ks in panels if ks]
     if any(k in keys for k in TIME_KEYS):
@@ -91,7 +104,7 @@ def curves_figure(metrics: list[dict]) -> go.Figure | None:
                 fig.add_trace(go.Scatter(x=steps, y=ys, name=k, mode="lines+markers", marker={"size": 4}),
                               row=row, col=col)
     fig.update_layout(height=260 * rows, barmode="stack", margin={"t": 40, "b": 30, "l": 40, "r": 20},
-                      legend={"orientation": "h", "y": -0.02}, template="plotly_white")
+                      legend={"orientation": "h", "y": -0.02, "font": {"size": 10}}, template="plotly_white")
     return fig
 
 
@@ -221,6 +234,9 @@ def build_report(run_dir: Path) -> str:
     fig = curves_figure(metrics)
     curves = (pio.to_html(fig, full_html=False, include_plotlyjs=False, config={"displaylogo": False})
               if fig else "<p>No steps logged yet.</p>")
+    constant = constant_metrics(metrics)
+    if constant:
+        curves += "<p>Constant over the run:</p>" + _table(["metric", "value"], [[k, f"{v:g}"] for k, v in constant.items()])
     evals = eval_table(run_dir)
     eval_html = _table(["env", "split", "point", "accuracy", "95% CI", "n"],
                        [[r["env"], r["split"], r["point"], f"{r['accuracy']:.1%}",
