@@ -29,6 +29,8 @@ class EnvConfig:
     """Python modules to import first: each registers envs of your own (tempering.envs.register; docs/domains.md)."""
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Constructor options per env id, e.g. {sql/sqlite-v1: {difficulty: 2}} (the keyword arguments of its constructor)."""
+    heldback: float = 0.0
+    """Share of passing single-turn answers re-scored by their env's stronger check (code/synth-v1: 30 new inputs); the disagreement is a hacking signal (hack/heldback_*)."""
 
 
 @dataclass(frozen=True)
@@ -220,7 +222,7 @@ class TrainConfig:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     """Compute budget: CPU-hours, GPU-hours, price per hour."""
     stop_on: tuple[str, ...] = ()
-    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift."""
+    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift, canary, heldback, repeated_replies, reward_jump."""
 
 
 @dataclass(frozen=True)
@@ -235,6 +237,20 @@ class AlertConfig:
     """length_drift: the mean response length moves this factor above (or below 1/factor of) its mean over the first steps."""
     baseline_steps: int = 3
     """Steps whose mean is the baseline for entropy and length."""
+    window: int = 3
+    """canary and heldback: the last this many steps' attempts are pooled."""
+    canary_gap: float = 0.3
+    """canary: the canary env's weak-checker pass rate exceeds its strong-checker pass rate by this much."""
+    canary_min: int = 4
+    """canary: at least this many canary attempts in the window."""
+    heldback_max: float = 0.2
+    """heldback: more than this share of re-scored passing attempts fail the stronger check."""
+    heldback_min: int = 5
+    """heldback: at least this many re-scored attempts in the window."""
+    repeats_max: float = 0.5
+    """repeated_replies: more than this share of a step's attempts give the same reply as one to another task."""
+    family_jump: float = 0.6
+    """reward_jump: one family's pass rate rises this much above its earlier mean in one step."""
 
 
 @dataclass(frozen=True)

@@ -125,4 +125,8 @@ def make_from_config(env_cfg, max_turns: int = 1) -> SingleTurnEnv:
     for member in members:
         if max_turns > 1 and isinstance(member, MultiTurn):
             member.max_turns = max_turns
+    if getattr(env_cfg, "heldback", 0.0) > 0:
+        from tempering.envs.heldback import HeldBack
+
+        env = HeldBack(env, env_cfg.heldback)
     return env

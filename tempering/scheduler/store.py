@@ -108,6 +108,8 @@ class Rollout:
     advantage: float | None
     """None where no update trained on it (an uninformative group that was dropped)."""
     reply: str
+    info: dict | None = None
+    """The last turn's record from the env (verifier details), where it left one."""
 
 
 class Store:
@@ -201,10 +203,12 @@ class Store:
         rows = self.db.execute(
             "SELECT e.step, e.round, e.slot, e.task_id, e.domain, e.family, e.reward, e.passed, e.turns, e.stop_reason, "
             "a.advantage, (SELECT content FROM artifacts r WHERE r.step = e.step AND r.round = e.round AND r.slot = e.slot "
-            "AND r.name = 'reply' ORDER BY r.turn DESC LIMIT 1) FROM episodes e LEFT JOIN advantages a "
+            "AND r.name = 'reply' ORDER BY r.turn DESC LIMIT 1), (SELECT content FROM artifacts r WHERE r.step = e.step "
+            "AND r.round = e.round AND r.slot = e.slot AND r.name = 'info' ORDER BY r.turn DESC LIMIT 1) "
+            "FROM episodes e LEFT JOIN advantages a "
             f"ON a.step = e.step AND a.round = e.round AND a.slot = e.slot {where} ORDER BY e.step, e.round, e.slot"
             + (" LIMIT ?" if limit else ""), args + ([limit] if limit else [])).fetchall()
-        return [Rollout(*r[:7], bool(r[7]), *r[8:11], r[11] or "") for r in rows]
+        return [Rollout(*r[:7], bool(r[7]), *r[8:11], r[11] or "", _json_or_none(r[12])) for r in rows]
 
     def keys(self) -> set[tuple[int, int, int]]:
         return set(self.db.execute("SELECT step, round, slot FROM episodes").fetchall())
@@ -259,6 +263,14 @@ class _Transaction:
 
     def __exit__(self, exc_type, *_) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+
+
+def _json_or_none(text: str | None) -> dict | None:
+    try:
+        value = json.loads(text) if text else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _where(**conds) -> tuple[str, list]:

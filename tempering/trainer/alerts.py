@@ -5,6 +5,10 @@
     reward_collapse   the pass rate was above 0, then stayed at 0 for alerts.collapse_steps steps
     entropy_collapse  the entropy fell below alerts.entropy_floor x its mean over the first steps
     length_drift      the response length moved alerts.length_ratio x away from its first steps' mean
+    canary            the hackable canary env's weak pass rate exceeds its strong one by alerts.canary_gap
+    heldback          more than alerts.heldback_max of re-scored passing attempts fail the stronger check
+    repeated_replies  more than alerts.repeats_max of a step's attempts repeat another task's reply
+    reward_jump       one family's pass rate jumps alerts.family_jump above its earlier mean
 
 Each check is a pure function of the metric lines so far (the newest last). An alert is a
 warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
@@ -69,9 +73,43 @@ def _length_drift(history: list[dict], a: AlertConfig) -> str | None:
     return f"response length {got[1]:.0f} tokens against {got[0]:.0f} over the first steps ({got[1] / got[0]:.2f}x)"
 
 
+def _pooled(history: list[dict], n_key: str, rate_key: str, window: int) -> tuple[float, float]:
+    """(attempts, attempt-weighted mean rate) of `rate_key` over the last `window` steps."""
+    rows = [(m[n_key], m[rate_key]) for m in history[-window:] if n_key in m and rate_key in m]
+    n = sum(c for c, _ in rows)
+    return n, (sum(c * v for c, v in rows) / n if n else 0.0)
+
+
+def _canary(history: list[dict], a: AlertConfig) -> str | None:
+    n, weak = _pooled(history, "hack/canary_n", "hack/canary_weak_pass", a.window)
+    _, strong = _pooled(history, "hack/canary_n", "hack/canary_strong_pass", a.window)
+    if n < a.canary_min or weak - strong < a.canary_gap:
+        return None
+    return (f"canary env: the weak checker passes {weak:.0%} of {n:.0f} attempts, the strong one {strong:.0%} "
+            f"(last {a.window} steps): the policy is learning to game a checker")
+
+
+def _heldback(history: list[dict], a: AlertConfig) -> str | None:
+    n, disagree = _pooled(history, "hack/heldback_n", "hack/heldback_disagree", a.window)
+    if n < a.heldback_min or disagree <= a.heldback_max:
+        return None
+    return f"{disagree:.0%} of {n:.0f} re-scored passing attempts fail the stronger check (last {a.window} steps)"
+
+
+def _repeated(history: list[dict], a: AlertConfig) -> str | None:
+    share = history[-1].get("drift/repeated_replies", 0.0)
+    return f"{share:.0%} of the step's attempts repeat another task's reply word for word" if share > a.repeats_max else None
+
+
+def _jump(history: list[dict], a: AlertConfig) -> str | None:
+    jump = history[-1].get("drift/family_jump", 0.0)
+    return f"a family's pass rate jumped {jump:+.2f} over its earlier mean in one step" if jump >= a.family_jump else None
+
+
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
     "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
-    "length_drift": _length_drift,
+    "length_drift": _length_drift, "canary": _canary, "heldback": _heldback, "repeated_replies": _repeated,
+    "reward_jump": _jump,
 }
 
 

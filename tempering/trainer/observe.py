@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering.config import Config, to_dict
+from tempering.safety.monitors import StepMonitors
 from tempering.scheduler.store import Store
 from tempering.trainer.alerts import AlertWatch
 from tempering.trainer.loggers import ProgressLines, TensorBoardLogger, WandbLogger
@@ -56,13 +57,20 @@ class Observers:
         if cfg.log.wandb != "off":
             self.loggers.append(WandbLogger(run_dir, cfg.name, cfg.log.wandb, to_dict(cfg)))
         self.watch = AlertWatch(cfg.alerts)
+        self.step_monitors = StepMonitors()
+        self.rollouts: list = []
         self.history = _read_history(run_dir / "metrics.jsonl")
         self.console = Console(stderr=True)
+
+    def monitors(self, step: int) -> dict:
+        """The reward-hacking monitors' metrics for the step (safety/monitors.py), from its stored attempts."""
+        self.rollouts = self.store.rollouts(step)
+        return self.step_monitors.metrics(self.rollouts)
 
     def after_step(self, step: int, metrics: dict) -> str | None:
         """Log the step, raise its alerts; the kind of the first alert that should stop the run, or None."""
         self.history.append(metrics)
-        episodes = self.store.rollouts(step) if any(not isinstance(x, (_Bar, ProgressLines)) for x in self.loggers) else ()
+        episodes = self.rollouts if any(not isinstance(x, (_Bar, ProgressLines)) for x in self.loggers) else ()
         for logger in self.loggers:
             logger.log(step, metrics, episodes)
         stop = None

@@ -196,6 +196,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
             step += 1
             t_step = time.monotonic()
             metrics = runner.step(step) | meter.after_step()
+            metrics |= observers.monitors(step)
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")

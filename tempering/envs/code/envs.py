@@ -16,7 +16,7 @@ from ..base import SingleTurnEnv
 from .extract import extract_code
 from .mutants import mutants
 from .humaneval import _BREAK
-from .synth import ENV_ID as SYNTH_ID, FAMILY_NAMES, UNSEEN_FAMILIES, generate, generate_unseen
+from .synth import ENV_ID as SYNTH_ID, FAMILY_NAMES, UNSEEN_FAMILIES, generate, generate_unseen, strong_cases
 from .verify import CodeTask, verify_code
 
 REPAIR_ID = "code/repair-v1"
@@ -58,6 +58,10 @@ class SynthEnv(SingleTurnEnv):
 
     def broken_response(self, task: Task) -> str:
         return _broken(task)
+
+    def strong_verify(self, task: Task, response: str) -> Score:
+        """The held-back check: the answer on N_STRONG new inputs (synth.strong_cases)."""
+        return _check(task, response, cases=strong_cases(task.reference))
 
     def wrong_attempts(self, task: Task, rng) -> list[str]:
         """Plausible buggy versions of the reference (one change each; mutants.py), then the

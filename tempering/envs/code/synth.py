@@ -294,7 +294,33 @@ def build(family: Family, rng: random.Random) -> CodeTask:
     doc = family.doc.format(**p) + examples
     prompt = f"def {fn}{family.signature}:\n" + f'    """{_indent_doc(doc).lstrip()}\n    """\n'
     return CodeTask(id=f"{fn}", prompt=prompt, entry_point=fn, cases=tuple(hidden), reference=solution,
-                    metadata={"family": family.name, "visible": visible})
+                    metadata={"family": family.name, "visible": visible, "params": p})
+
+
+N_STRONG = 30
+"""Inputs of the stronger check (held-back verification): new ones, drawn apart from the task's."""
+
+
+def strong_cases(code: CodeTask) -> list[dict]:
+    """N_STRONG more cases of the task's family and parameters, none of them the visible or
+    hidden ones, expected outputs from the reference: a check that answers tuned to the
+    task's own tests do not pass."""
+    family = _BY_NAME[code.metadata["family"]]
+    ns: dict[str, Any] = {}
+    exec(compile(code.reference, f"<{code.entry_point}>", "exec"), ns)  # our own reference code
+    ref = ns[code.entry_point]
+    rng = random.Random(f"strong|{code.prompt}")
+    seen = {repr(c["args"]) for c in (*code.metadata["visible"], *(code.cases or ()))}
+    cases = []
+    for _ in range(20 * N_STRONG):
+        args = family.args(rng, code.metadata["params"])
+        if repr(args) in seen:
+            continue
+        seen.add(repr(args))
+        cases.append({"args": args, "expected": ref(*[_copy(a) for a in args])})
+        if len(cases) == N_STRONG:
+            break
+    return cases
 
 
 def _copy(v):
