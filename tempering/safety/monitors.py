@@ -21,7 +21,7 @@ import re
 from collections import defaultdict
 from typing import Iterable
 
-MIN_FAMILY = 8
+MIN_FAMILY = 4
 
 
 def canary_metrics(rollouts: Iterable) -> dict[str, float]:
