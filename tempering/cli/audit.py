@@ -1,4 +1,5 @@
-"""`temper audit data FILE [--env ID]`: duplicates, held-out overlap, balance, length outliers, coverage."""
+"""`temper audit data FILE [--env ID]`: duplicates, held-out overlap, balance, length outliers, coverage.
+`temper audit rm MODEL --env ID`: a reward model against the env's verifier (safety/rm_audit.py)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,66 @@ def _cmd_audit_data(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def rm_items(env_id: str, n: int):
+    """Held-out replies with the verifier's verdict: per test task, the reference and up to two
+    realistic wrong attempts (or the env's broken variant). Returns (items, task by id)."""
+    import random
+
+    from tempering import envs
+    from tempering.safety.rm_audit import Item
+
+    env = envs.make(env_id)
+    items, tasks = [], {}
+    for task in env.tasks("test", n):
+        tasks[task.id] = task
+        replies = [env.reference_response(task)]
+        if hasattr(env, "wrong_attempts"):
+            replies += env.wrong_attempts(task, random.Random(task.id))[:2]
+        elif hasattr(env, "broken_response"):
+            replies.append(env.broken_response(task))
+        family = str(task.metadata.get("family", "-"))
+        for reply in replies:
+            items.append(Item(task.id, family, task.prompt[-1].content, reply, env.verify(task, reply).passed))
+    return items, tasks
+
+
+def _cmd_audit_rm(args: argparse.Namespace) -> int:
+    import torch
+
+    from tempering.models import load
+    from tempering.rollout.hf import chat_prompt_ids
+    from tempering.safety.rm_audit import audit_reward_model
+    from tempering.trainer.offline import reward_scores
+
+    items, tasks = rm_items(args.env, args.n)
+    by_prompt = {t.prompt[-1].content: t for t in tasks.values()}
+    rm = load(args.model, kind="reward")
+    pad = rm.tokenizer.pad_token_id or 0
+
+    @torch.no_grad()
+    def score(prompt: str, reply: str) -> float:
+        ids = tuple(chat_prompt_ids(rm.tokenizer, by_prompt[prompt].prompt))
+        return float(reward_scores(rm.model, [(ids, tuple(rm.tokenizer.encode(reply, add_special_tokens=False)))],
+                                   pad)[0])
+
+    report = audit_reward_model(items, score) | {"model": args.model, "env": args.env}
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        agree = "-" if report["agreement"] is None else f"{report['agreement']:.1%}"
+        print(f"{args.model} on {args.env}: {report['replies']} held-out replies, {report['pairs']} pass/fail pairs")
+        print(f"  agreement with the verifier: {agree}; by family: " +
+              ", ".join(f"{f} {v:.0%}" for f, v in report["agreement_by_family"].items()))
+        print(f"  score vs length: Pearson r {report['length_r']:+.2f} (length alone would agree on "
+              f"{report['longer_is_passing'] or 0:.0%} of pairs)")
+        print(f"  calibration error (ECE): {report['calibration_ece']:.3f}")
+        for name, e in report["surface_edits"].items():
+            print(f"  edit {name}: mean shift {e['mean_shift_spreads']:+.2f} spreads, pair order flips "
+                  f"{e['pair_flips']:.0%}")
+        print("FLAGGED: " + "; ".join(report["flags"]) if report["flags"] else "no flags")
+    return 1 if report["flags"] else 0
+
+
 def add_audit_parser(sub) -> None:
     p = sub.add_parser("audit", help="audit training data (and, later, reward models) before they train a model")
     ps = p.add_subparsers(dest="audit_cmd", required=True)
@@ -69,3 +130,10 @@ def add_audit_parser(sub) -> None:
     d.add_argument("--max-duplicate-share", type=float, default=0.05, help="exit 1 above this share of duplicate rows")
     d.add_argument("--json", action="store_true")
     d.set_defaults(func=_cmd_audit_data)
+    r = ps.add_parser("rm", help="a reward model against the verifier: agreement, length bias, calibration, "
+                                 "sensitivity to edits that keep correctness")
+    r.add_argument("model", help="reward-model directory (algorithm.name reward_model), or a preset")
+    r.add_argument("--env", required=True, help="env whose held-out tasks supply the replies")
+    r.add_argument("--n", type=int, default=50, help="held-out tasks")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=_cmd_audit_rm)
