@@ -28,7 +28,7 @@ TINY = Path(__file__).parents[2] / "configs" / "tiny-cpu.yaml"
 MIX = ["env.id=mix", "env.mix={math/arith-v1: 1.0, code/repair-v1: 1.0}"]
 """Single-turn arithmetic and multi-turn code repair: one set of actors serves both tests
 (starting actors, each importing torch, dominates the time on 2 cores)."""
-TIMING = ("time_", "tokens_per_s", "episodes_reused")
+TIMING = ("time_", "tokens_per_s", "episodes_reused", "cost/")
 
 
 @pytest.fixture(scope="module")

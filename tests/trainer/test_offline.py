@@ -23,7 +23,8 @@ from tempering.trainer.data import load_pairs, pack, pad_batch, tokenize_chat
 from tempering.trainer.make_data import sft_rows, write_jsonl
 from tempering.types import Message
 
-TIMING = {"time_step", "time_generate", "time_score", "time_update", "tokens_per_s", "episodes_reused"}
+TIMING = {"time_step", "time_generate", "time_score", "time_update", "tokens_per_s", "episodes_reused",
+          "cost/cpu_hours", "cost/gpu_hours"}  # time and CPU time depend on the machine
 
 
 @pytest.fixture(scope="module")
