@@ -31,11 +31,14 @@ class BudgetMeter:
     cpu_hours_before: float = 0.0
     """Consumed by earlier sessions of a resumed run."""
     gpu_hours_before: float = 0.0
+    domains_before: dict | None = None
+    """CPU-hours per domain of earlier sessions."""
 
     def __post_init__(self) -> None:
         self.cpu0, self.wall0 = cpu_seconds(), time.monotonic()
         self.last = (self.cpu_hours_before, self.gpu_hours_before)
         self.step_cost = (0.0, 0.0)
+        self.domains: dict[str, float] = dict(self.domains_before or {})
 
     def consumed(self) -> tuple[float, float]:
         """(CPU-hours, GPU-hours) so far."""
@@ -51,6 +54,15 @@ class BudgetMeter:
         if self.budget.price_per_hour > 0:
             out["cost/price"] = self.budget.price_per_hour * (gpu if self.gpus else cpu)
         return out
+
+    def by_domain(self, tokens: dict[str, int]) -> dict:
+        """The last step's CPU-hours split across domains by their share of its generated
+        tokens, added up over the run: cost/cpu_hours/<domain> (an apportionment, not a
+        measurement: one process ran them all)."""
+        total = sum(tokens.values())
+        for domain, n in tokens.items():
+            self.domains[domain] = self.domains.get(domain, 0.0) + (self.step_cost[0] * n / total if total else 0.0)
+        return {f"cost/cpu_hours/{d}": v for d, v in self.domains.items()}
 
     def next_step_fits(self) -> str | None:
         """None if another step like the last one stays within budget, else why not."""

@@ -210,6 +210,11 @@ class Store:
             + (" LIMIT ?" if limit else ""), args + ([limit] if limit else [])).fetchall()
         return [Rollout(*r[:7], bool(r[7]), *r[8:11], r[11] or "", _json_or_none(r[12])) for r in rows]
 
+    def domain_tokens(self, step: int) -> dict[str, int]:
+        """Generated tokens per domain in one step (what its compute is apportioned by)."""
+        return dict(self.db.execute("SELECT domain, SUM(tokens) FROM episodes WHERE step = ? GROUP BY domain",
+                                    (step,)).fetchall())
+
     def keys(self) -> set[tuple[int, int, int]]:
         return set(self.db.execute("SELECT step, round, slot FROM episodes").fetchall())
 

@@ -189,14 +189,16 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
         observers = Observers(cfg, run_dir, store, total, start, runner.summary, progress)
         before = observers.history[-1] if observers.history else {}
         meter = BudgetMeter(cfg.train.budget, _gpus(cfg, loaded.model), before.get("cost/cpu_hours", 0.0),
-                            before.get("cost/gpu_hours", 0.0))
+                            before.get("cost/gpu_hours", 0.0),
+                            {k.removeprefix("cost/cpu_hours/"): v for k, v in before.items()
+                             if k.startswith("cost/cpu_hours/")})
         durations: list[float] = []
         # Stop before a step that would likely end past the time budget, not after it.
         while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
             step += 1
             t_step = time.monotonic()
             metrics = runner.step(step) | meter.after_step()
-            metrics |= observers.monitors(step)
+            metrics |= observers.monitors(step) | meter.by_domain(store.domain_tokens(step))
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")

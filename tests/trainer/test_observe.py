@@ -197,3 +197,4 @@ def test_a_cpu_budget_stops_the_run_cleanly_and_cost_is_logged(tmp_path, parity_
     cpu = [m["cost/cpu_hours"] for m in metrics]
     assert cpu == sorted(cpu) and cpu[0] > 0
     assert metrics[-1]["cost/price"] == pytest.approx(2.0 * cpu[-1])
+    assert metrics[-1]["cost/cpu_hours/test"] == pytest.approx(cpu[-1])  # one domain: all of it
