@@ -2,7 +2,7 @@
 TensorBoard event files, a Weights & Biases run.
 
 Every logger has `log(step, metrics, episodes)` and `close()`. TensorBoard and W&B get the
-names TRL and verl log (`reward`, `kl`, `entropy`, `completion_length`, ...: see ALIASES) beside
+names TRL and verl log (`train/reward`, `train/completions/mean_length`, `actor/entropy`, ...: see ALIASES) beside
 Tempering's own, so dashboards built for those carry over; histograms of the step's rewards and
 advantages; and a few sampled rollouts as text. Both are optional extras
 (`pip install '.[log]'`); asking for one without its package is a ConfigError naming the fix.
@@ -19,13 +19,19 @@ import torch
 
 from tempering.errors import ConfigError
 
-ALIASES = {
-    "reward_mean": "reward", "reward_std": "reward_std", "kl": "kl", "entropy": "entropy",
-    "response_len": "completion_length", "clip_frac": "clip_ratio", "grad_norm": "grad_norm",
-    "lr": "learning_rate", "loss": "loss", "pass_rate": "pass_rate",
+ALIASES: dict[str, tuple[str, ...]] = {
+    "reward_mean": ("train/reward", "critic/score/mean"),
+    "reward_std": ("train/reward_std",),
+    "kl": ("train/kl", "actor/ppo_kl"),
+    "entropy": ("train/entropy", "actor/entropy"),
+    "response_len": ("train/completions/mean_length", "response_length/mean"),
+    "clip_frac": ("train/clip_ratio/region_mean", "actor/pg_clipfrac"),
+    "grad_norm": ("train/grad_norm", "actor/grad_norm"),
+    "lr": ("train/learning_rate", "actor/lr"),
+    "loss": ("train/loss", "actor/pg_loss"),
 }
-"""Tempering metric -> the name TRL's GRPOTrainer logs it under (verl's `actor/` and `critic/`
-names map the same way: actor/entropy, actor/pg_clipfrac, response_length/mean)."""
+"""Tempering metric -> the names TRL's GRPOTrainer (train/...) and verl (actor/..., critic/...)
+log it under."""
 
 SAMPLES_PER_STEP = 2
 """Rollouts logged as text per step."""
@@ -37,8 +43,10 @@ def _scalars(metrics: dict) -> dict[str, float]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or k == "step":
             continue
         out[f"tempering/{k}"] = float(v)
-        if k in ALIASES:
-            out[f"train/{ALIASES[k]}"] = float(v)
+        for alias in ALIASES.get(k, ()):
+            out[alias] = float(v)
+    if metrics.get("groups_sampled"):  # TRL's share of groups whose rewards are all equal
+        out["train/frac_reward_zero_std"] = 1.0 - metrics.get("groups_informative", 0) / metrics["groups_sampled"]
     return out
 
 

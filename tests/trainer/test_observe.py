@@ -152,7 +152,9 @@ def test_tensorboard_and_wandb_offline_get_every_scalar(tmp_path, parity_env):
     acc.Reload()
     tags = set(acc.Tags()["scalars"])
     assert {f"tempering/{k}" for k in scalars} <= tags
-    assert {"train/reward", "train/kl", "train/entropy", "train/completion_length"} <= tags  # TRL's names
+    assert {"train/reward", "train/kl", "train/entropy", "train/completions/mean_length",
+            "train/frac_reward_zero_std"} <= tags  # TRL's names
+    assert {"actor/entropy", "actor/pg_clipfrac", "critic/score/mean", "response_length/mean"} <= tags  # verl's
     assert [e.step for e in acc.Scalars("tempering/reward_mean")] == [1, 2]
     assert acc.Scalars("tempering/reward_mean")[-1].value == pytest.approx(metrics[-1]["reward_mean"])
     assert {"rollout/reward", "rollout/advantage"} <= set(acc.Tags()["histograms"])
