@@ -190,6 +190,8 @@ def _cmd_runs(args: argparse.Namespace) -> int:
         raise RunDirError(f"{args.run!r} has no {STORE_FILE}: pass a run directory (see `temper runs list`)")
     store = Store(run_dir / STORE_FILE)
     try:
+        if args.runs_cmd == "audit":
+            return _print_audit(store.incidents(), args.json)
         s = store.summary(slowest=args.slowest)
     finally:
         store.close()
@@ -214,6 +216,23 @@ def _cmd_runs(args: argparse.Namespace) -> int:
     for e in s["slowest"]:
         print(f"  step {e['step']} round {e['round']} slot {e['slot']}: {e['wall_s']:.1f} s wall, {e['env_s']:.2f} s env, "
               f"{e['turns']} turns, {e['tokens']} tokens, {e['stop_reason']} ({e['task_id']})")
+    return 0
+
+
+def _print_audit(incidents: list[dict], as_json: bool) -> int:
+    """`temper runs audit RUN`: every sandbox run of the run's attempts that hit a limit, was
+    killed or failed as a sandbox, with its attempt."""
+    if as_json:
+        print(json.dumps(incidents, indent=1))
+        return 0
+    counts: dict[str, int] = {}
+    for i in incidents:
+        counts[i["status"]] = counts.get(i["status"], 0) + 1
+    print(f"{len(incidents)} sandbox incident(s)" + (": " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                                                     if counts else ""))
+    for i in incidents:
+        print(f"  step {i['step']} round {i['round']} slot {i['slot']} {i['task_id'] or '-'}: {i['status']} "
+              f"({i['language']}, {i['wall_s']:.2f} s) {i['detail']}")
     return 0
 
 
@@ -327,6 +346,10 @@ def _add_runs(sub) -> None:
     rs.add_argument("--root", default="runs")
     rs.add_argument("--slowest", type=int, default=5)
     rs.add_argument("--json", action="store_true")
+    ra = rns.add_parser("audit", help="the sandbox's audit log: runs that hit a limit, were killed or failed")
+    ra.add_argument("run", help="run directory (or its name under --root)")
+    ra.add_argument("--root", default="runs")
+    ra.add_argument("--json", action="store_true")
     rn.set_defaults(func=_cmd_runs)
 
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import SandboxInputError, SandboxUnavailable
 from ..types import ExecResult
-from . import protocol
+from . import audit, protocol
 from .languages import COMPILED, LANGUAGES
 from .limits import Limits
 from .paths import PathError, check_task_dirs, clean_path
@@ -224,16 +224,20 @@ class Sandbox:
             for fd in (out_r, err_r):
                 os.close(fd)
             self._forget_server()
-            return _failed(f"could not reach the fork server ({e}); it restarts on the next run", t0)
+            result = _failed(f"could not reach the fork server ({e}); it restarts on the next run", t0)
+            audit.LOG.note(result.status, result.detail, language, result.wall_s)
+            return result
         finally:
             os.close(out_w)
             os.close(err_w)
         try:
-            return self._collect(chan, out_r, err_r, job, language, lim, req, t0, trace)
+            result = self._collect(chan, out_r, err_r, job, language, lim, req, t0, trace)
         finally:
             chan.close()
             os.close(out_r)
             os.close(err_r)
+        audit.LOG.note(result.status, result.detail, language, result.wall_s)
+        return result
 
     def _collect(self, chan, out_r, err_r, job, language, lim, req, t0, trace) -> ExecResult:
         """Send the request, read stdout/stderr up to their caps, and the server's verdict."""

@@ -26,6 +26,7 @@ from typing import Callable, Protocol, Sequence
 from tempering.envs import TaskSet
 from tempering.rollout import Budget, HFClient, run_episodes
 from tempering.rollout.base import TokenClient
+from tempering.sandbox import audit
 from tempering.types import Completion, Message, SamplingParams, Score, StepResult, Task, Trajectory
 
 
@@ -35,7 +36,7 @@ class RolloutBackend(Protocol):
     def sample(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
                seeds: Sequence[Sequence[int]]) -> list[Completion]: ...
 
-    def verify(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[tuple[Score, float]]: ...
+    def verify(self, tasks: Sequence[Task], texts: Sequence[str], tags: Sequence | None = None) -> list[tuple[Score, float]]: ...
 
     def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget, overlap: bool,
              on_done: Callable[[int, Trajectory], None]) -> dict:
@@ -64,6 +65,29 @@ class StepRunner(Protocol):
     def close(self, key: int) -> None: ...
 
 
+class Tagged:
+    """One episode's env whose reset, step and verify run under its id's audit tag, in
+    whichever thread calls them (sandbox/audit.py)."""
+
+    def __init__(self, env, tag) -> None:
+        self.env, self.tag = env, tag
+
+    def __getattr__(self, name):
+        return getattr(self.env, name)
+
+    def reset(self, task):
+        with audit.tagged(self.tag):
+            return self.env.reset(task)
+
+    def step(self, action):
+        with audit.tagged(self.tag):
+            return self.env.step(action)
+
+    def verify(self, task, response):
+        with audit.tagged(self.tag):
+            return self.env.verify(task, response)
+
+
 class LocalRollout:
     """A RolloutBackend in this process."""
 
@@ -74,16 +98,24 @@ class LocalRollout:
                seeds: Sequence[Sequence[int]]) -> list[Completion]:
         return self.client.generate_ids(prompt_ids, params, seeds=seeds)
 
-    def verify(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[tuple[Score, float]]:
+    def verify(self, tasks: Sequence[Task], texts: Sequence[str], tags: Sequence | None = None) -> list[tuple[Score, float]]:
+        """Each answer verified in a worker thread; `tags` name the attempts for the sandbox's audit log."""
+        tags = list(tags) if tags is not None else [None] * len(texts)
+
+        def one(task, text, tag):
+            with audit.tagged(tag):
+                return timed_verify(self.env, task, text)
+
         with ThreadPoolExecutor(max(1, min(self.env_workers, len(texts)))) as pool:
-            return list(pool.map(lambda tt: timed_verify(self.env, *tt), zip(tasks, texts)))
+            return list(pool.map(one, tasks, texts, tags))
 
     def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget, overlap: bool,
              on_done: Callable[[int, Trajectory], None]) -> dict:
         """Returns {"env_wait_s": seconds generation waited on envs}."""
         stats: dict = {}
-        run_episodes(lambda: copy.copy(self.env), tasks, self.client, params, budget, env_workers=self.env_workers,
-                     overlap=overlap, on_done=on_done, ids=ids, stats=stats)
+        order = iter(ids)  # run_episodes makes one env per episode, in the order of `ids`
+        run_episodes(lambda: Tagged(copy.copy(self.env), next(order)), tasks, self.client, params, budget,
+                     env_workers=self.env_workers, overlap=overlap, on_done=on_done, ids=ids, stats=stats)
         return stats
 
     def sync(self) -> None:

@@ -75,7 +75,8 @@ class RayRollout:
                 for w, (a, b) in zip(self.rollouts, shards(len(prompt_ids), len(self.rollouts)))]
         return [c for part in _get(refs) for c in part]
 
-    def verify(self, tasks: Sequence[Task], texts: Sequence[str]) -> list[tuple[Score, float]]:
+    def verify(self, tasks: Sequence[Task], texts: Sequence[str], tags: Sequence | None = None) -> list[tuple[Score, float]]:
+        """`tags` are accepted for the protocol; runs in sandbox workers are not audited here (sandbox/audit.py)."""
         refs = [w.verify.remote(list(tasks[a:b]), list(texts[a:b]))
                 for w, (a, b) in zip(self.sandboxes, shards(len(texts), len(self.sandboxes)))]
         return [s for part in _get(refs) for s in part]

@@ -11,6 +11,8 @@
     advantages per trained attempt: the reward it trained on (after reward-model mixing or
                the shuffled control) and its advantage (the mean over its tokens for GAE)
     alerts     every alert a run raised: step, kind, message
+    incidents  every sandbox run of an attempt that hit a limit, was killed or failed as a
+               sandbox (sandbox/audit.py): its status, detail, language, seconds
 
 An episode is written in its own transaction the moment it ends. The key makes a second
 write of the same attempt a no-op, so a run killed at any point and resumed loses no
@@ -53,6 +55,9 @@ CREATE TABLE IF NOT EXISTS metrics (step INTEGER PRIMARY KEY, data TEXT);
 CREATE TABLE IF NOT EXISTS advantages (
     step INTEGER, round INTEGER, slot INTEGER, trained_step INTEGER, reward REAL, advantage REAL,
     PRIMARY KEY (step, round, slot));
+CREATE TABLE IF NOT EXISTS incidents (
+    step INTEGER, round INTEGER, slot INTEGER, n INTEGER, status TEXT, detail TEXT, language TEXT, wall_s REAL,
+    PRIMARY KEY (step, round, slot, n));
 CREATE TABLE IF NOT EXISTS alerts (step INTEGER, kind TEXT, message TEXT, created REAL, PRIMARY KEY (step, kind));
 """
 
@@ -167,6 +172,21 @@ class Store:
         with self.lock, self._tx() as db:
             db.executemany("INSERT OR REPLACE INTO advantages VALUES (?,?,?,?,?,?)",
                            [(*key, trained_step, reward, adv) for key, reward, adv in rows])
+
+    def add_incidents(self, key: tuple[int, int, int], incidents) -> None:
+        """The sandbox incidents of one attempt (a resumed run's second write is a no-op)."""
+        with self.lock, self._tx() as db:
+            db.executemany("INSERT OR IGNORE INTO incidents VALUES (?,?,?,?,?,?,?,?)",
+                           [(*key, n, i.status, i.detail, i.language, i.wall_s) for n, i in enumerate(incidents)])
+
+    def incidents(self) -> list[dict]:
+        """Every incident with its attempt's task, oldest first."""
+        rows = self.db.execute(
+            "SELECT i.step, i.round, i.slot, e.task_id, e.domain, i.status, i.detail, i.language, i.wall_s "
+            "FROM incidents i LEFT JOIN episodes e ON e.step = i.step AND e.round = i.round AND e.slot = i.slot "
+            "ORDER BY i.step, i.round, i.slot, i.n").fetchall()
+        return [dict(zip(("step", "round", "slot", "task_id", "domain", "status", "detail", "language", "wall_s"), r))
+                for r in rows]
 
     def add_alert(self, step: int, kind: str, message: str) -> bool:
         """Record an alert; False if this kind was already raised at this step (a resumed run)."""

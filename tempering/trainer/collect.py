@@ -22,6 +22,7 @@ import torch
 from tempering.config import Config
 from tempering.rollout import Budget, chat_prompt_ids
 from tempering.rollout.engine import row_seeds
+from tempering.sandbox import audit
 from tempering.scheduler.backends import make_rollout
 from tempering.scheduler.priorities import TaskSampler
 from tempering.scheduler.store import EpisodeRecord, Store
@@ -94,8 +95,12 @@ class Collector:
         return Collected(informative if self.cfg.algorithm.drop_zero_variance else sampled, sampled, timing)
 
     def _keep(self, record: EpisodeRecord) -> EpisodeRecord:
+        """Store a finished attempt, with the sandbox incidents its runs left (sandbox/audit.py)."""
+        incidents = audit.LOG.take(record.slot)
         if self.store is not None:
             self.store.add_episode(record)
+            if incidents:
+                self.store.add_incidents((record.step, record.round, record.slot), incidents)
         return record
 
     def _sample(self, step, rnd, tasks, families, seed, stored) -> tuple[list[EpisodeRecord], float]:
@@ -109,7 +114,8 @@ class Collector:
         comps = self.rollout.sample([chat_prompt_ids(self.tokenizer, tasks[i].prompt) for i in todo], params,
                                     [row_seeds(seed, i, g) for i in todo])
         t = time.perf_counter()
-        scores = self.rollout.verify([tasks[i] for i in todo for _ in range(g)], [c.text for c in comps])
+        scores = self.rollout.verify([tasks[i] for i in todo for _ in range(g)], [c.text for c in comps],
+                                     [i * g + j for i in todo for j in range(g)])
         t_env = time.perf_counter() - t
         records = dict(stored)
         for k, i in enumerate(todo):
