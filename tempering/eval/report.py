@@ -228,6 +228,9 @@ def build_report(run_dir: Path) -> str:
         episodes = rollout_data(db)
         sandbox = sandbox_stats(db)
         counts = db.execute("SELECT COUNT(*), COALESCE(AVG(passed), 0) FROM episodes").fetchone()
+        has_incidents = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'incidents'").fetchone()
+        incidents = db.execute("SELECT step, round, slot, status, detail, language, wall_s FROM incidents "
+                               "ORDER BY step, round, slot, n LIMIT 200").fetchall() if has_incidents else []
     finally:
         db.close()
     name, algorithm, env, model, created = run or (run_dir.name, "?", "?", "?", time.time())
@@ -251,6 +254,10 @@ def build_report(run_dir: Path) -> str:
                     + _table(["domain", "env steps", "p50 s", "p95 s"],
                              [[d, v["steps"], f"{v['p50_s']:.3f}", f"{v['p95_s']:.3f}"]
                               for d, v in sorted(sb["env_steps"].items())]))
+    sandbox_html += (f"<p>Audit log: {len(incidents)} incident(s) (runs that hit a limit, were killed or failed "
+                     f"as a sandbox; the first 200 shown; <code>temper runs audit</code> lists all).</p>"
+                     + (_table(["step", "round", "slot", "status", "detail", "language", "seconds"],
+                               [list(r[:6]) + [f"{r[6]:.2f}"] for r in incidents]) if incidents else ""))
     summary = (f"{html.escape(str(algorithm))} on {html.escape(str(env))}, model {html.escape(str(model))}; "
                f"{len(metrics)} steps, {counts[0]} episodes (pass rate {counts[1]:.1%}); "
                f"started {time.strftime('%Y-%m-%d %H:%M', time.gmtime(created))} UTC")
