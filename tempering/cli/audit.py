@@ -24,9 +24,11 @@ def held_out_prompts(env_ids: list[str], n: int) -> dict[str, str]:
 
 
 def _cmd_audit_data(args: argparse.Namespace) -> int:
-    from tempering.safety.data_audit import audit_rows, read_rows
+    from tempering.safety.data_audit import audit_rows, check_rows
+    from tempering.trainer.data import read_rows
 
     rows = read_rows(Path(args.file))
+    check_rows(rows)
     env_ids = args.env or sorted({r["env"] for r in rows if isinstance(r.get("env"), str)})
     report = audit_rows(rows, held_out_prompts(env_ids, args.n))
     d = report.as_dict()
@@ -123,7 +125,7 @@ def add_audit_parser(sub) -> None:
     p = sub.add_parser("audit", help="audit training data (and, later, reward models) before they train a model")
     ps = p.add_subparsers(dest="audit_cmd", required=True)
     d = ps.add_parser("data", help="duplicates, near-duplicates, held-out overlap, pair balance, outliers, coverage")
-    d.add_argument("file", help="JSONL of SFT rows or preference pairs (temper data sft / pairs)")
+    d.add_argument("file", help="JSONL or Parquet of SFT rows or preference pairs (temper data sft / pairs)")
     d.add_argument("--env", action="append", help="check overlap with this env's held-out splits (repeatable; "
                                                    "default: the envs the rows name)")
     d.add_argument("--n", type=int, default=500, help="held-out tasks per split to check against")

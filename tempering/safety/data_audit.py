@@ -23,7 +23,6 @@ import re
 import statistics
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -52,22 +51,11 @@ def row_text(row: dict) -> tuple[str, str]:
     return prompt, "\n".join([prompt, *(r if isinstance(r, str) else json.dumps(r) for r in rest)])
 
 
-def read_rows(path: Path) -> list[dict]:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"data file {str(path)!r} not found: pass a JSONL file (temper data sft / pairs write one)")
-    rows = []
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            raise ConfigError(f"{path}:{i}: not JSON ({e}): each line must be one JSON object") from e
-        if not isinstance(row, dict) or not ({"messages"} <= row.keys() or "prompt" in row):
-            raise ConfigError(f"{path}:{i}: a row needs `messages`, or `prompt` with `completion` or `chosen`/`rejected`")
-        rows.append(row)
-    return rows
+def check_rows(rows: list[dict]) -> None:
+    """One clear error for a row no trainer reads (the file itself is read by trainer.data.read_rows)."""
+    for i, row in enumerate(rows, 1):
+        if not ({"messages"} <= row.keys() or "prompt" in row):
+            raise ConfigError(f"row {i}: a row needs `messages`, or `prompt` with `completion` or `chosen`/`rejected`")
 
 
 def _shingles(text: str) -> set[str]:

@@ -68,4 +68,4 @@ def test_a_missing_or_malformed_file_is_one_clear_error(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"messages": []}\nnot json\n')
     assert main(["audit", "data", str(bad)]) == 2
-    assert "bad.jsonl:2: not JSON" in capsys.readouterr().err
+    assert "bad.jsonl:2 is not valid JSON" in capsys.readouterr().err
