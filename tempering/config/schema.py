@@ -250,7 +250,9 @@ class AlertConfig:
     repeats_max: float = 0.5
     """repeated_replies: more than this share of a step's attempts give the same reply as one to another task."""
     family_jump: float = 0.6
-    """reward_jump: one family's pass rate rises this much above its earlier mean in one step."""
+    """reward_jump: one family's pass rate rises this much above its earlier mean in one step..."""
+    family_jump_p: float = 0.001
+    """...and that many passes had less than this chance at the earlier (Laplace-smoothed) rate."""
 
 
 @dataclass(frozen=True)

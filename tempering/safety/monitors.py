@@ -9,7 +9,8 @@
                          different task in the same step (a policy that found one answer
                          that the verifiers accept)
     drift/family_jump    the largest rise of one family's pass rate over its mean in earlier
-                         steps (families with at least MIN_FAMILY attempts in the step)
+                         steps (families with at least MIN_FAMILY attempts in the step), and
+                         drift/family_jump_p, the chance of that many passes at the earlier rate
 
 Each is a pure function of `Rollout`-like records (domain, task_id, family, passed, reply,
 info); the alert checks (trainer/alerts.py) pool them over a few steps.
@@ -17,6 +18,7 @@ info); the alert checks (trainer/alerts.py) pool them over a few steps.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 from typing import Iterable
@@ -55,16 +57,30 @@ def repeated_replies(rollouts: list) -> float:
     return shared / len(rollouts) if rollouts else 0.0
 
 
-def family_jump(rollouts: list, earlier: dict[str, tuple[int, int]]) -> float:
-    """Largest (pass rate now - pass rate before) over families seen before; `earlier`:
-    family -> (attempts, passes) of the steps before this one."""
+def _tail(k: int, n: int, p: float) -> float:
+    """P(X >= k) for X ~ Binomial(n, p)."""
+    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k, n + 1))
+
+
+def family_jump(rollouts: list, earlier: dict[str, tuple[int, int]]) -> tuple[float, float]:
+    """(largest rise of a family's pass rate over its earlier mean, and how likely that many
+    passes were at the earlier rate): the binomial tail at the Laplace-smoothed earlier rate
+    (passes + 1) / (attempts + 2), so a group of 4 that gets lucky is not a jump.
+    `earlier`: family -> (attempts, passes) of the steps before this one."""
     now: dict[str, list[bool]] = defaultdict(list)
     for r in rollouts:
         if r.family:
             now[r.family].append(bool(r.passed))
-    jumps = [sum(p) / len(p) - earlier[f][1] / earlier[f][0] for f, p in now.items()
-             if len(p) >= MIN_FAMILY and earlier.get(f, (0, 0))[0] >= MIN_FAMILY]
-    return max(jumps, default=0.0)
+    best = (0.0, 1.0)
+    for f, p in now.items():
+        a, k = earlier.get(f, (0, 0))
+        if len(p) < MIN_FAMILY or a < MIN_FAMILY:
+            continue
+        rise = sum(p) / len(p) - k / a
+        chance = _tail(sum(p), len(p), (k + 1) / (a + 2))
+        if rise > best[0]:
+            best = (rise, chance)
+    return best
 
 
 class StepMonitors:
@@ -77,7 +93,7 @@ class StepMonitors:
         out = canary_metrics(rollouts) | heldback_metrics(rollouts)
         if rollouts:
             out["drift/repeated_replies"] = repeated_replies(rollouts)
-            out["drift/family_jump"] = family_jump(rollouts, self.families)
+            out["drift/family_jump"], out["drift/family_jump_p"] = family_jump(rollouts, self.families)
         for r in rollouts:
             if r.family:
                 a, p = self.families.get(r.family, (0, 0))

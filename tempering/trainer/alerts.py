@@ -8,7 +8,8 @@
     canary            the hackable canary env's weak pass rate exceeds its strong one by alerts.canary_gap
     heldback          more than alerts.heldback_max of re-scored passing attempts fail the stronger check
     repeated_replies  more than alerts.repeats_max of a step's attempts repeat another task's reply
-    reward_jump       one family's pass rate jumps alerts.family_jump above its earlier mean
+    reward_jump       one family's pass rate jumps alerts.family_jump above its earlier mean, and
+                      that many passes had a chance under alerts.family_jump_p at the earlier rate
 
 Each check is a pure function of the metric lines so far (the newest last). An alert is a
 warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
@@ -102,8 +103,11 @@ def _repeated(history: list[dict], a: AlertConfig) -> str | None:
 
 
 def _jump(history: list[dict], a: AlertConfig) -> str | None:
-    jump = history[-1].get("drift/family_jump", 0.0)
-    return f"a family's pass rate jumped {jump:+.2f} over its earlier mean in one step" if jump >= a.family_jump else None
+    jump, chance = history[-1].get("drift/family_jump", 0.0), history[-1].get("drift/family_jump_p", 1.0)
+    if jump < a.family_jump or chance >= a.family_jump_p:
+        return None
+    return (f"a family's pass rate jumped {jump:+.2f} over its earlier mean in one step "
+            f"(p={chance:.1e} at the earlier rate)")
 
 
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
