@@ -129,7 +129,8 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
             continue
         model = _model_of(cfg, state, source)
         out = root / "stages" / f"{stage}.json"
-        if record.get("status") == "running" and out.is_file():  # finished, then killed before it was recorded
+        if record.get("status") == "running" and out.is_file() and (what != "eval" or not missing_evals(cfg, root, stage)):
+            # finished, then killed before it was recorded (an eval stage only if nothing it now asks for is missing)
             record.update(json.loads(out.read_text()), status="done")
             _write_state(root, state)
             continue
