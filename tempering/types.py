@@ -149,6 +149,9 @@ class ExecResult:
     """With run(trace=True): milliseconds from the call to each phase of the run."""
     stdout_bytes: bytes = field(default=b"", repr=False)
     """stdout exactly as written, for binary output (`stdout` is it decoded as UTF-8)."""
+    audit: tuple[dict, ...] = ()
+    """What the run tried that the sandbox stops, seen by the fork server: one entry per
+    kind (denied_syscall, network) and detail ("ptrace", "connect to 1.1.1.1:53"), with a count."""
 
     @property
     def ok(self) -> bool:

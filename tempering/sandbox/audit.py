@@ -1,16 +1,21 @@
-"""The sandbox's audit trail: every run that hit a limit, was killed, or failed as a sandbox,
-tagged with the episode it ran for.
+"""The sandbox's audit trail: every run that hit a limit, was killed, failed as a sandbox,
+tried a call the seccomp filter denies or tried to reach the network, tagged with the
+episode it ran for.
 
     with audit.tagged(slot):          # the rollout backend, around one episode's env calls
         env.verify(task, reply)       # every Sandbox run inside is noted if it is an incident
     audit.LOG.take(slot)              # the collector, when the episode is stored
 
-Incidents are what the sandbox itself can see: a status of timeout, memory, output_limit,
-killed or sandbox_error (the fork server's verdict, from outside the sandboxed process, so
-the program cannot hide it). Not recorded: calls the seccomp filter refused (they return
-EPERM and leave no trace), network attempts (the namespace has no interfaces) and writes
-outside the workspace (read-only mounts refuse them). Runs in Ray sandbox workers are noted
-in those processes and not collected.
+Incidents are what the sandbox itself can see, from outside the sandboxed process, so the
+program cannot hide them:
+    timeout, memory, output_limit, killed, sandbox_error    the fork server's verdict
+    denied_syscall    a call the filter refuses (ptrace, bpf, unshare, socket(AF_PACKET),
+                      clone with namespace flags, ioctl(TIOCSTI) ...), from the fork
+                      server's seccomp listener (notify.py), with how many times
+    network           a connect(2) to an address outside the sandbox's loopback
+Not recorded: writes outside the workspace (read-only mounts refuse them with EROFS; only the
+program sees that) and mount calls after set-up (a second filter without a listener refuses
+them). Runs in Ray sandbox workers are noted in those processes and not collected.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 INCIDENTS = ("timeout", "memory", "output_limit", "killed", "sandbox_error")
+ATTEMPTS = ("denied_syscall", "network")
+"""Kinds of ExecResult.audit entries: what a run tried, whatever its status."""
 
 _episode: contextvars.ContextVar = contextvars.ContextVar("tempering_sandbox_episode", default=None)
 
@@ -42,13 +49,22 @@ class AuditLog:
         self.lock = threading.Lock()
         self.by_tag: dict = {}
 
-    def note(self, status: str, detail: str, language: str | None, wall_s: float) -> None:
-        """Keep an incident of a tagged run (untagged runs, e.g. evaluation, are not kept)."""
+    def note(self, status: str, detail: str, language: str | None, wall_s: float, attempts=()) -> None:
+        """Keep the incidents of a tagged run (untagged runs, e.g. evaluation, are not kept):
+        its status when it is one, and each of its `attempts` (ExecResult.audit entries)."""
         tag = _episode.get()
-        if status not in INCIDENTS or tag is None:
+        if tag is None:
             return
-        with self.lock:
-            self.by_tag.setdefault(tag, []).append(Incident(status, detail, language, wall_s, time.time()))
+        now = time.time()
+        found = [Incident(status, detail, language, wall_s, now)] if status in INCIDENTS else []
+        for a in attempts:
+            if a.get("kind") in ATTEMPTS:
+                count = int(a.get("count", 1))
+                found.append(Incident(a["kind"], a["detail"] + (f" (x{count})" if count > 1 else ""), language,
+                                      wall_s, now))
+        if found:
+            with self.lock:
+                self.by_tag.setdefault(tag, []).extend(found)
 
     def take(self, tag) -> list[Incident]:
         """The incidents of one tag, removed from the log."""

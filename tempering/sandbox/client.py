@@ -236,7 +236,7 @@ class Sandbox:
             chan.close()
             os.close(out_r)
             os.close(err_r)
-        audit.LOG.note(result.status, result.detail, language, result.wall_s)
+        audit.LOG.note(result.status, result.detail, language, result.wall_s, result.audit)
         return result
 
     def _collect(self, chan, out_r, err_r, job, language, lim, req, t0, trace) -> ExecResult:
@@ -268,6 +268,7 @@ class Sandbox:
             detail=detail,
             timings=_timings(verdict.get("trace"), t0) if trace else {},
             stdout_bytes=out,
+            audit=tuple(verdict.get("audit", ())),
         )
 
     def _read_run(self, chan, out_r, err_r, job, cap, wait, t0) -> tuple[dict | None, bytes, bytes, bool]:

@@ -70,7 +70,8 @@ class Prepared:
     """What the server builds once and every slot inherits."""
 
     def __init__(self, default_disk_mb: int) -> None:
-        self.seccomp_program = seccomp.Filter(seccomp.compiled())
+        self.notify = seccomp.notify_supported()  # denied calls and connects reach the audit log
+        self.seccomp_program = seccomp.Filter(seccomp.compiled(notify=self.notify))
         self.seccomp_mounts = seccomp.Filter(seccomp.compiled(mounts_only=True))
         with open("/proc/sys/kernel/cap_last_cap") as f:
             self.cap_last = int(f.read())
@@ -96,6 +97,7 @@ class SlotProcess:
 
     def __init__(self, ctl: socket.socket, st_w: int, done_w: int, join_fds: list[int], prep: Prepared) -> None:
         self.ctl, self.st_w, self.done_w, self.join_fds, self.prep = ctl, st_w, done_w, join_fds, prep
+        self.listener: int | None = None
 
     def prepare(self) -> None:
         sc.set_parent_death_signal(signal.SIGKILL)
@@ -127,7 +129,7 @@ class SlotProcess:
         # the main seccomp filter (mounting stays allowed until the run's mounts are made).
         _write_file("/proc/self/oom_score_adj", "1000")  # the program dies first, never its keepers
         sc.set_no_new_privs()
-        self.prep.seccomp_program.install()
+        self.listener = self.prep.seccomp_program.install(listener=self.prep.notify)
 
     def main(self) -> None:
         try:
@@ -135,7 +137,12 @@ class SlotProcess:
         except BaseException as e:  # noqa: BLE001
             _send_line(self.st_w, {"setup_error": f"slot set-up: {type(e).__name__}: {e}"})
             os._exit(71)
-        self.ctl.send(b"ready")
+        # The listener goes to the server and leaves this process: whoever holds it answers
+        # the filter's parked calls, and the code must never be able to answer its own.
+        socket.send_fds(self.ctl, [b"ready"], [self.listener] if self.listener is not None else [])
+        if self.listener is not None:
+            os.close(self.listener)
+            self.listener = None
         msg, fds, _, _ = socket.recv_fds(self.ctl, 65536, 3)
         if not msg or len(fds) != 3:
             os._exit(0)  # retired without a run

@@ -1,7 +1,10 @@
 """A seccomp-BPF deny-list, assembled by hand so the fork server needs no library.
 
 Denied calls return EPERM (ENOSYS for clone3, so libc falls back to clone, whose flags
-we can inspect). Any other architecture or the x32 ABI kills the process. `socket` and
+we can inspect). In the fork server's filter they go to the server first (notify=True,
+SECCOMP_RET_USER_NOTIF): it records the attempt for the audit log and answers EPERM itself,
+so the call fails exactly as before and the program cannot hide that it tried. connect(2)
+goes there too, and the server lets it continue after noting where it was going. Any other architecture or the x32 ABI kills the process. `socket` and
 `socketpair` are allowed for the families in SOCKET_FAMILIES only (and netlink for its
 route protocol only): a network namespace confines those, not vsock, packet or the rest,
 and refusing them in the filter also stops the kernel loading their modules on demand.
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import os
 import struct
 
 from . import syscalls
@@ -52,7 +56,8 @@ SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
 AF_NETLINK = 16
 NETLINK_PROTOCOLS = {"NETLINK_ROUTE": 0}
 SYS_SOCKET, SYS_SOCKETPAIR = 41, 53
-SYS_CLONE, SYS_CLONE3, SYS_IOCTL = 56, 435, 16
+SYS_CLONE, SYS_CLONE3, SYS_IOCTL, SYS_CONNECT = 56, 435, 16, 42
+SYS_SECCOMP, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER = 317, 1, 8
 X32_SYSCALL_BIT = 0x40000000
 TIOCSTI, TIOCLINUX = 0x5412, 0x541C
 
@@ -61,6 +66,7 @@ LD_W_ABS, JEQ_K, JGE_K, JSET_K, RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
 RET_ALLOW = 0x7FFF0000
 RET_KILL_PROCESS = 0x80000000
 RET_EPERM = 0x00050000 | errno.EPERM
+RET_USER_NOTIF = 0x7FC00000
 RET_ENOSYS = 0x00050000 | errno.ENOSYS
 OFF_NR, OFF_ARCH = 0, 4
 
@@ -73,9 +79,10 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, i
     return (code, jt, jf, k)
 
 
-def build_filter(mounts_only: bool = False) -> list[tuple[int, int, int, int]]:
+def build_filter(mounts_only: bool = False, notify: bool = False) -> list[tuple[int, int, int, int]]:
     """The program as (code, jt, jf, k) tuples: the main deny-list, or with
-    mounts_only the second filter that ends mounting."""
+    mounts_only the second filter that ends mounting. With `notify`, every refusal of the
+    main list and every connect(2) is handed to the listener (see the module docstring)."""
     if syscalls.MACHINE != "x86_64":
         raise OSError(f"the seccomp table is written for x86_64 only, not {syscalls.MACHINE}")
     p = [
@@ -90,44 +97,48 @@ def build_filter(mounts_only: bool = False) -> list[tuple[int, int, int, int]]:
         for nr in sorted(MOUNT_X86_64.values()):
             p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_EPERM)]
         return p + [_insn(RET_K, RET_ALLOW)]
+    deny = RET_USER_NOTIF if notify else RET_EPERM
     for nr in sorted(DENIED_X86_64.values()):
-        p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_EPERM)]
+        p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, deny)]
+    # glibc tries clone3 for every thread and child: not an attempt worth recording
     p += [_insn(JEQ_K, SYS_CLONE3, jt=0, jf=1), _insn(RET_K, RET_ENOSYS)]
+    if notify:
+        p += [_insn(JEQ_K, SYS_CONNECT, jt=0, jf=1), _insn(RET_K, RET_USER_NOTIF)]
     # clone: refuse any flag that makes a namespace.
     p += [
         _insn(JEQ_K, SYS_CLONE, jt=0, jf=4),
         _insn(LD_W_ABS, _arg_low(0)),
         _insn(JSET_K, syscalls.NAMESPACE_FLAGS, jt=0, jf=1),
-        _insn(RET_K, RET_EPERM),
+        _insn(RET_K, deny),
         _insn(RET_K, RET_ALLOW),
     ]
-    p += _socket_rules()
+    p += _socket_rules(deny)
     # ioctl: refuse pushing bytes into a terminal's input queue.
     p += [
         _insn(JEQ_K, SYS_IOCTL, jt=0, jf=5),
         _insn(LD_W_ABS, _arg_low(1)),
         _insn(JEQ_K, TIOCSTI, jt=1, jf=0),
         _insn(JEQ_K, TIOCLINUX, jt=0, jf=1),
-        _insn(RET_K, RET_EPERM),
+        _insn(RET_K, deny),
         _insn(RET_K, RET_ALLOW),
     ]
     p.append(_insn(RET_K, RET_ALLOW))
     return p
 
 
-def _socket_rules() -> list[tuple[int, int, int, int]]:
+def _socket_rules(deny: int = RET_EPERM) -> list[tuple[int, int, int, int]]:
     """socket and socketpair: allow the families of SOCKET_FAMILIES, netlink for
-    NETLINK_PROTOCOLS only, and return EPERM for everything else."""
+    NETLINK_PROTOCOLS only, and return `deny` for everything else."""
     fams, protos = sorted(SOCKET_FAMILIES.values()), sorted(NETLINK_PROTOCOLS.values())
     body = [_insn(LD_W_ABS, _arg_low(0))]
     # each family test jumps to the allow at the end of this block when it matches
     allow_at = 1 + len(fams) + 1 + 1 + 1 + len(protos) + 1  # index of the RET_ALLOW in `body`
     for f in fams:
         body.append(_insn(JEQ_K, f, jt=allow_at - len(body) - 1, jf=0))
-    body += [_insn(JEQ_K, AF_NETLINK, jt=1, jf=0), _insn(RET_K, RET_EPERM), _insn(LD_W_ABS, _arg_low(2))]
+    body += [_insn(JEQ_K, AF_NETLINK, jt=1, jf=0), _insn(RET_K, deny), _insn(LD_W_ABS, _arg_low(2))]
     for pr in protos:
         body.append(_insn(JEQ_K, pr, jt=allow_at - len(body) - 1, jf=0))
-    body.append(_insn(RET_K, RET_EPERM))
+    body.append(_insn(RET_K, deny))
     body.append(_insn(RET_K, RET_ALLOW))
     assert len(body) == allow_at + 1
     # after loading args the syscall number is gone from the accumulator: this block
@@ -140,9 +151,19 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def compiled(mounts_only: bool = False) -> bytes:
+def compiled(mounts_only: bool = False, notify: bool = False) -> bytes:
     """The filter as the kernel takes it (struct sock_filter[])."""
-    return b"".join(struct.pack("=HBBI", c, jt, jf, k) for c, jt, jf, k in build_filter(mounts_only))
+    return b"".join(struct.pack("=HBBI", c, jt, jf, k) for c, jt, jf, k in build_filter(mounts_only, notify))
+
+
+def notify_supported() -> bool:
+    """Whether this kernel lets a listener let a call continue (SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+    Linux 5.5), which connect(2) needs; older kernels get the plain EPERM filter."""
+    try:
+        major, minor = (int(x) for x in os.uname().release.split(".")[:2])
+    except ValueError:
+        return False
+    return (major, minor) >= (5, 5)
 
 
 class Filter:
@@ -156,8 +177,14 @@ class Filter:
         self._fprog = _SockFprog(len(program) // 8, ctypes.cast(self._buf, ctypes.c_void_p))
         self._arg = ctypes.c_void_p(ctypes.addressof(self._fprog))
 
-    def install(self) -> None:
-        syscalls.prctl(syscalls.PR_SET_SECCOMP, syscalls.SECCOMP_MODE_FILTER, self._arg)
+    def install(self, listener: bool = False) -> int | None:
+        """Install on the calling process; with `listener`, return the notification fd
+        (the filter must have been built with notify=True)."""
+        if not listener:
+            syscalls.prctl(syscalls.PR_SET_SECCOMP, syscalls.SECCOMP_MODE_FILTER, self._arg)
+            return None
+        return syscalls.seccomp_with_listener(SYS_SECCOMP, SECCOMP_SET_MODE_FILTER,
+                                              SECCOMP_FILTER_FLAG_NEW_LISTENER, self._arg)
 
 
 def install(program: bytes | None = None) -> None:

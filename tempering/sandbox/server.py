@@ -22,7 +22,7 @@ import sys
 import time
 from collections import deque
 
-from . import cgroups, filesystem, languages, protocol, run, snapshots, syscalls as sc
+from . import cgroups, filesystem, languages, notify, protocol, run, snapshots, syscalls as sc
 from .limits import Limits
 from .slot import Slot, spawn, start_job
 from .verdict import parse_status
@@ -58,6 +58,7 @@ class Server:
             "cgroups": self.cg.version,
             "cgroup_problem": self.cg.problem,
             "seccomp": True,
+            "seccomp_audit": self.prep.notify,
             "pool_size": self.pool_size,
             "python": sys.version.split()[0],
         }
@@ -83,7 +84,7 @@ class Server:
         while True:
             self._refill()
             timeout = self._check_limits()
-            for fd, _ in self.poller.poll(timeout):
+            for fd, events in self.poller.poll(timeout):
                 if fd == self.control.fileno():
                     if not self._handle_request():
                         self._shutdown()
@@ -91,7 +92,7 @@ class Server:
                 elif fd in self.starting:
                     self._slot_message(fd)
                 elif fd in self.by_fd:
-                    self._run_event(fd)
+                    self._run_event(fd, events)
             self._reap()
 
     # -- slots
@@ -120,9 +121,11 @@ class Server:
         slot = self.starting.pop(fd)
         self.poller.unregister(fd)
         try:
-            msg = slot.ctl.recv(64)
+            msg, fds, _, _ = socket.recv_fds(slot.ctl, 64, 1)
         except OSError:
-            msg = b""
+            msg, fds = b"", []
+        if fds:
+            slot.listener = fds[0]
         if msg != b"ready":
             slot.kill()
             self._collect_idle(slot, block=True)
@@ -211,7 +214,7 @@ class Server:
                 pass
         compiled = header.get("language") in languages.COMPILED
         slot.job = job = start_job(slot, header, limits, fds[0], slot.cpu(self.cg.version), compiled)
-        for fd in (job.pidfd, slot.st_r, slot.dn_r):
+        for fd in (job.pidfd, slot.st_r, slot.dn_r) + ((slot.listener,) if slot.listener >= 0 else ()):
             self.by_fd[fd] = slot
             self.poller.register(fd, select.POLLIN)
         self.by_job[job.id] = slot
@@ -243,9 +246,15 @@ class Server:
             nearest = 0.5 if nearest is None else min(nearest, 0.5)
         return None if nearest is None else max(1, int(nearest * 1000) + 1)
 
-    def _run_event(self, fd: int) -> None:
+    def _run_event(self, fd: int, events: int = select.POLLIN) -> None:
         slot = self.by_fd[fd]
         job = slot.job
+        if fd == slot.listener:
+            # A call parked by the filter (notify.py): answer it now, the program waits.
+            if not (events & select.POLLIN and notify.answer_one(fd, job.trail)) and events & select.POLLHUP:
+                self.poller.unregister(fd)  # every process under the filter is gone
+                del self.by_fd[fd]
+            return
         if fd == slot.dn_r:
             self._early_exit(slot)
             return
@@ -289,13 +298,14 @@ class Server:
         job = slot.job
         _, status, usage = os.wait4(slot.pid, 0)
         self.slots.pop(slot.pid, None)
-        fds = (job.pidfd, slot.st_r, slot.dn_r)
+        fds = (job.pidfd, slot.st_r, slot.dn_r) + ((slot.listener,) if slot.listener >= 0 else ())
         for fd in fds:
             if fd in self.by_fd:
                 self.poller.unregister(fd)
                 del self.by_fd[fd]
         job.status_lines += slot.drain_status()  # every writer is gone now
         _close_all(fds)
+        slot.listener = -1
         self.by_job.pop(job.id, None)
         if not job.replied:
             info = parse_status(job.status_lines)
@@ -341,7 +351,8 @@ class Server:
             self.ready.remove(slot)
         slot.ctl.close()
         lines = slot.drain_status()
-        _close_all([slot.st_r, slot.dn_r])
+        _close_all([slot.st_r, slot.dn_r] + ([slot.listener] if slot.listener >= 0 else []))
+        slot.listener = -1
         err = parse_status(lines).get("setup_error")
         if err:
             self.setup_failures += 1

@@ -13,7 +13,7 @@ import signal
 import socket
 import time
 
-from . import cgroups, protocol, run, syscalls as sc
+from . import cgroups, notify, protocol, run, syscalls as sc
 from .limits import Limits
 from .verdict import verdict
 
@@ -29,7 +29,7 @@ class Job:
     """
 
     __slots__ = ("id", "session", "channel", "limits", "pidfd", "t0", "deadline", "cpu_limit", "cpu_base",
-                 "compiling", "reason", "status_lines", "replied")
+                 "compiling", "reason", "status_lines", "replied", "trail")
 
     def __init__(self, id: str, session: str | None, channel: int, limits: Limits, pidfd: int, t0: float,
                  deadline: float, cpu_limit: float, cpu_base: float, compiling: bool) -> None:
@@ -39,6 +39,8 @@ class Job:
         self.reason: str | None = None
         self.status_lines = bytearray()
         self.replied = False
+        self.trail = notify.Trail()
+        """What the run tried that the filter stops (the seccomp listener's notes)."""
 
     def over_limit(self, now: float, cpu_used: float | None) -> str | None:
         """Why the run must end now, if it must: "timeout" (wall) or "cpu"."""
@@ -64,14 +66,16 @@ class Slot:
     ctl     control socket: "ready", then the request's header and fds
     st_r    status lines from the sandbox's own code in the slot (set-up errors, compile)
     dn_r    a Python program's exit code, written the moment it is done
+    listener  the slot's seccomp listener (notify.py), or -1 on a kernel without one
     job     the run it is doing, once it has one
     """
 
-    __slots__ = ("id", "pid", "ctl", "group", "st_r", "dn_r", "job")
+    __slots__ = ("id", "pid", "ctl", "group", "st_r", "dn_r", "listener", "job")
 
     def __init__(self, id: str, pid: int, ctl: socket.socket, group: cgroups.JobGroup | None, st_r: int,
                  dn_r: int) -> None:
         self.id, self.pid, self.ctl, self.group, self.st_r, self.dn_r = id, pid, ctl, group, st_r, dn_r
+        self.listener = -1
         self.job: Job | None = None
 
     def kill(self) -> None:
@@ -101,6 +105,8 @@ class Slot:
         info.setdefault("rusage_cpu_s", 0.0)
         info.setdefault("maxrss_kb", 0)
         out = verdict(info, job.reason, wall, stats, job.limits, compiling=job.compiling)
+        if job.trail.total:
+            out["audit"] = job.trail.entries()
         if info["trace"]:
             out["trace"] = {**info["trace"], "exit_seen": time.monotonic()}
         chan = socket.socket(fileno=job.channel)

@@ -123,3 +123,23 @@ def set_no_new_privs() -> None:
 
 def set_parent_death_signal(sig: int) -> None:
     prctl(PR_SET_PDEATHSIG, sig)
+
+
+def seccomp_with_listener(nr: int, op: int, flags: int, fprog: ctypes.c_void_p) -> int:
+    """seccomp(2) installing a filter that hands calls to a listener; returns its fd."""
+    return _check(_libc.syscall(ctypes.c_long(nr), ctypes.c_uint(op), ctypes.c_uint(flags), fprog), "seccomp")
+
+
+class _IoVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+def read_memory(pid: int, address: int, size: int) -> bytes:
+    """`size` bytes at `address` in process `pid` (process_vm_readv); fewer when the range
+    ends in unmapped memory, b"" when none can be read."""
+    buf = ctypes.create_string_buffer(size)
+    local, remote = _IoVec(ctypes.cast(buf, ctypes.c_void_p), size), _IoVec(ctypes.c_void_p(address), size)
+    _libc.process_vm_readv.restype = ctypes.c_ssize_t
+    got = _libc.process_vm_readv(ctypes.c_int(pid), ctypes.byref(local), ctypes.c_ulong(1), ctypes.byref(remote),
+                                 ctypes.c_ulong(1), ctypes.c_ulong(0))
+    return buf.raw[:got] if got > 0 else b""

@@ -1,7 +1,10 @@
-"""The sandbox's audit log: each run of an attempt that hits a limit, is killed or fails as a
-sandbox lands in the run's store with the attempt it ran for; clean runs leave nothing."""
+"""The sandbox's audit log: each run of an attempt that hits a limit, is killed, fails as a
+sandbox, tries a denied call or tries the network lands in the run's store with the attempt
+it ran for; clean runs leave nothing."""
 
 import json
+
+import pytest
 
 from tempering.cli.main import main
 from tempering.config import load_config
@@ -16,6 +19,9 @@ PROGRAMS = {
     "memory": ("x = bytearray(512 * 2**20)\nprint(len(x))\n", "memory"),
     "flood": ("while True:\n    print('y' * 1000)\n", "output_limit"),
     "fine": ("print(1)\n", None),
+    "ptrace": ("import ctypes\nprint(ctypes.CDLL(None).ptrace(0, 0, 0, 0))\n", "denied_syscall"),
+    "egress": ("import socket\ns = socket.socket()\ntry:\n    s.connect(('1.1.1.1', 53))\n"
+               "except OSError as e:\n    print(e)\n", "network"),
 }
 LIMITS = Limits(wall_s=3, cpu_s=3, memory_mb=128, output_bytes=65536)
 
@@ -50,11 +56,25 @@ def test_each_limit_hit_is_logged_with_its_attempt_and_clean_runs_are_not(tmp_pa
     expected = {key: PROGRAMS[e.family][1] for key, e in episodes.items()}
     logged = {(i["step"], i["round"], i["slot"]): i["status"] for i in incidents}
     assert logged == {k: v for k, v in expected.items() if v is not None}  # one entry per hostile run, none else
-    assert {v for v in logged.values()} <= {"timeout", "memory", "output_limit"} and logged
+    assert {v for v in logged.values()} <= {"timeout", "memory", "output_limit", "denied_syscall", "network"}
+    assert {i["detail"] for i in incidents if i["status"] == "denied_syscall"} <= {"ptrace"}
+    assert {i["detail"] for i in incidents if i["status"] == "network"} <= {"connect to 1.1.1.1:53"}
     assert all(i["task_id"] == episodes[(i["step"], i["round"], i["slot"])].task_id for i in incidents)
     assert audit.LOG.by_tag == {}  # every tagged incident was taken by its attempt
     assert main(["runs", "audit", str(tmp_path), "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == len(incidents)
+
+
+def test_attempts_are_logged_whatever_the_status():
+    shared_sandbox().run(PROGRAMS["fine"][0], limits=LIMITS)  # started, so its features are known
+    if not shared_sandbox().features.get("seccomp_audit"):
+        pytest.skip("this kernel has no seccomp listener that can let calls continue (Linux < 5.5)")
+    with audit.tagged("t"):
+        shared_sandbox().run(PROGRAMS["ptrace"][0] + "import sys\nsys.exit(3)\n", limits=LIMITS)
+        shared_sandbox().run(PROGRAMS["egress"][0], limits=LIMITS)
+        shared_sandbox().run(PROGRAMS["fine"][0], limits=LIMITS)
+    got = [(i.status, i.detail) for i in audit.LOG.take("t")]
+    assert got == [("denied_syscall", "ptrace"), ("network", "connect to 1.1.1.1:53")]
 
 
 def test_untagged_runs_are_not_kept():

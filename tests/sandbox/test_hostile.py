@@ -43,6 +43,14 @@ def last_json(r) -> dict:
     return json.loads(lines[-1])
 
 
+def tried(sandbox, r, kind: str = "denied_syscall") -> set[str] | None:
+    """The audit log's details of `kind` for run `r` (what the fork server's seccomp listener
+    saw), or None on a kernel without a listener that can let calls continue (< 5.5)."""
+    if not sandbox.features.get("seccomp_audit"):
+        return None
+    return {a["detail"] for a in r.audit if a["kind"] == kind}
+
+
 def secret_hex(secrets) -> str:
     return secrets["value"].removeprefix("HOSTILE-SECRET-")
 
@@ -537,6 +545,13 @@ def test_network_egress_fails(sandbox, host):
         assert (out["packet"], out["raw4"], out["raw6"]) == ("EPERM", "EPERM", "EPERM")
         assert out["abstract"] == "ECONNREFUSED"
         assert out["interfaces"] == ["lo"] and out["lo_up"] is False and out["lo_set_up"] == "EPERM"
+        denied, network = tried(sandbox, r), tried(sandbox, r, "network")
+        if denied is not None:  # the raw sockets and every connect beyond loopback are in the audit log
+            assert {"socket(AF_PACKET)"} <= denied, denied
+            outside = {f"connect to {h}:{p}" if ":" not in h else f"connect to [{h}]:{p}"
+                       for h, p in cfg["tcp"] if h not in ("127.0.0.1", "::1")}
+            assert outside <= network, (outside, network)
+            assert not any("127.0.0.1" in d or "[::1]" in d for d in network), network
         # and nothing reached the host's sockets
         assert select.select([tcp, udp, abstract], [], [], 0.2)[0] == []
     finally:
@@ -706,6 +721,8 @@ def test_ptrace_fails(sandbox, host):
     for k in ("traceme", "attach", "seize", "process_vm_readv", "process_vm_writev", "pidfd_getfd"):
         assert out[k] == "EPERM", (k, out)
     assert out["strace"][0] != 0 and out["strace"][1] is True
+    seen = tried(sandbox, r)
+    assert seen is None or {"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"} <= seen, seen
     host.check()
 
 
@@ -892,9 +909,14 @@ def test_unshare_and_mount_fail(sandbox, host):
         elif k.startswith(("mount ", "umount", "chroot")):
             assert v == "EPERM", (k, v)
     assert out["mounts unchanged"] is True and out["pids"] == [1]
+    seen = tried(sandbox, r)
+    assert seen is None or {"unshare", "chroot"} <= seen, seen
     host.check()
 
 
+MOUNT_CALLS = {"mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+               "mount_setattr"}
+"""Refused by the second filter, which has no listener: EPERM, not in the audit log."""
 FORBIDDEN = {  # name: (x86_64 number, args); each must fail with EPERM whatever the args
     "ptrace": (101, [0]), "process_vm_readv": (310, [1]), "process_vm_writev": (311, [1]),
     "pidfd_getfd": (438, [0, 0, 0]), "bpf": (321, [0, 0, 0]), "perf_event_open": (298, [0, 0, -1, -1, 0]),
@@ -932,6 +954,13 @@ def test_forbidden_syscalls_return_eperm(sandbox, host):
     wrong = {k: v for k, v in out.items() if k in FORBIDDEN and v != "EPERM"}
     assert wrong == {}, f"not refused with EPERM: {wrong}"
     assert out["clone3"] == "ENOSYS" and out["getpid (control)"] == "OK"
+    seen = tried(sandbox, r)
+    if seen is not None:  # every call the main filter refuses is in the audit log, named
+        mounts = {n for n in FORBIDDEN if n in MOUNT_CALLS}
+        want = {n.split("_new")[0] if n.startswith("clone_") else n for n in FORBIDDEN if n not in mounts}
+        want = {("clone(namespace flags)" if n == "clone" else n) for n in want} - {"unshare_net"}
+        assert want <= seen, f"refused but not in the audit log: {sorted(want - seen)}"
+        assert not seen & mounts and not {"clone3", "getpid"} & seen, seen
     host.check()
 
 
@@ -969,6 +998,8 @@ def test_tiocsti_and_terminals(sandbox, host):
             assert v == "EPERM", (k, v)
     assert out["/dev/tty"] == "ENOENT" and out["/dev/console"] == "ENOENT"
     assert out["openpty"] in ("ENOENT", "FileNotFoundError"), out
+    seen = tried(sandbox, r)
+    assert seen is None or seen == {"ioctl(TIOCSTI)", "ioctl(TIOCLINUX)"}, seen
     host.check()
 
 
