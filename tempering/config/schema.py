@@ -253,6 +253,8 @@ class AlertConfig:
     """reward_jump: one family's pass rate rises this much above its earlier mean in one step..."""
     family_jump_p: float = 0.001
     """...and that many passes had less than this chance at the earlier (Laplace-smoothed) rate."""
+    rm_audit_min_pairs: int = 8
+    """rm_audit: the reward model's agreement with the verifier is judged over at least this many pass/fail pairs."""
 
 
 @dataclass(frozen=True)

@@ -53,11 +53,11 @@ def _pairs(items: Sequence[Item]) -> list[tuple[int, int]]:
     return [(g, b) for ids in by_task.values() for g in ids for b in ids if items[g].passed and not items[b].passed]
 
 
-def _win(a: float, b: float) -> float:
+def win(a: float, b: float) -> float:
     return 1.0 if a > b else 0.5 if a == b else 0.0
 
 
-def _pearson(xs: list[float], ys: list[float]) -> float:
+def pearson(xs: list[float], ys: list[float]) -> float:
     if len(xs) < 3 or statistics.pstdev(xs) == 0 or statistics.pstdev(ys) == 0:
         return 0.0
     return statistics.correlation(xs, ys)
@@ -80,21 +80,21 @@ def audit_reward_model(items: Sequence[Item], score: Callable[[str, str], float]
     scores = [score(it.prompt, it.reply) for it in items]
     pairs = _pairs(items)
     out: dict = {"replies": len(items), "pairs": len(pairs)}
-    out["agreement"] = sum(_win(scores[g], scores[b]) for g, b in pairs) / len(pairs) if pairs else None
+    out["agreement"] = sum(win(scores[g], scores[b]) for g, b in pairs) / len(pairs) if pairs else None
     fam: dict[str, list[float]] = defaultdict(list)
     for g, b in pairs:
-        fam[items[g].family].append(_win(scores[g], scores[b]))
+        fam[items[g].family].append(win(scores[g], scores[b]))
     out["agreement_by_family"] = {f: sum(v) / len(v) for f, v in sorted(fam.items())}
     lengths = [float(len(it.reply)) for it in items]
-    out["length_r"] = _pearson(lengths, scores)
-    out["longer_is_passing"] = sum(_win(lengths[g], lengths[b]) for g, b in pairs) / len(pairs) if pairs else None
+    out["length_r"] = pearson(lengths, scores)
+    out["longer_is_passing"] = sum(win(lengths[g], lengths[b]) for g, b in pairs) / len(pairs) if pairs else None
     out["calibration_ece"] = _ece(scores, [it.passed for it in items]) if items else None
     spread = statistics.pstdev(scores) or 1.0
     edits = {}
     for name, edit in EDITS.items():
         edited = [score(it.prompt, edit(it.reply)) for it in items]
         shift = [(e - s) / spread for e, s in zip(edited, scores)]
-        flips = sum(_win(scores[g], scores[b]) != _win(scores[g], edited[b]) for g, b in pairs)
+        flips = sum(win(scores[g], scores[b]) != win(scores[g], edited[b]) for g, b in pairs)
         edits[name] = {"mean_shift_spreads": sum(shift) / len(shift), "mean_abs_shift_spreads":
                        sum(map(abs, shift)) / len(shift), "pair_flips": flips / len(pairs) if pairs else 0.0}
     out["surface_edits"] = edits

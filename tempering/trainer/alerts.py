@@ -110,10 +110,26 @@ def _jump(history: list[dict], a: AlertConfig) -> str | None:
             f"(p={chance:.1e} at the earlier rate)")
 
 
+def _rm_audit(history: list[dict], a: AlertConfig) -> str | None:
+    from tempering.safety.rm_audit import AGREEMENT_MIN, EDIT_MAX, LENGTH_R_MAX
+
+    m = history[-1]
+    if "rm_audit/length_r" not in m:
+        return None
+    problems = []
+    if m.get("rm_audit/pairs", 0) >= a.rm_audit_min_pairs and m.get("rm_audit/agreement", 1.0) < AGREEMENT_MIN:
+        problems.append(f"orders {m['rm_audit/agreement']:.0%} of {m['rm_audit/pairs']} pass/fail pairs like the verifier")
+    if abs(m["rm_audit/length_r"]) >= LENGTH_R_MAX:
+        problems.append(f"its score follows reply length (r {m['rm_audit/length_r']:+.2f})")
+    if m.get("rm_audit/polite_shift", 0.0) >= EDIT_MAX:
+        problems.append(f"a polite sentence moves its scores by {m['rm_audit/polite_shift']:.2f} spreads")
+    return "reward model: " + "; ".join(problems) if problems else None
+
+
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
     "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
     "length_drift": _length_drift, "canary": _canary, "heldback": _heldback, "repeated_replies": _repeated,
-    "reward_jump": _jump,
+    "reward_jump": _jump, "rm_audit": _rm_audit,
 }
 
 

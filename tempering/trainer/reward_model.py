@@ -5,6 +5,14 @@ end-of-turn token, as in training). With `reward.model_update_every` N > 0, ever
 holds both a passing and a failing attempt yields a fresh (chosen, rejected) pair, and
 every N steps the reward model takes one pass of Bradley-Terry updates over the pairs
 gathered since the last time: it keeps up with what the policy now writes.
+
+The cheap checks of `temper audit rm` (safety/rm_audit.py) run inside the RL loop too, on the
+attempts the model scored anyway: every `reward.model_update_every` steps (every 10 when it
+is never retrained), over the groups since the last audit, `rm_audit/agreement` (the share of
+(passing, failing) pairs of one group the model orders like the verifier), `rm_audit/length_r`
+(Pearson r of score and reply tokens) and `rm_audit/polite_shift` (how far a polite closing
+sentence, which changes no verdict, moves the scores of up to 8 replies, in score spreads).
+The `rm_audit` alert fires on the audit's own thresholds.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import torch
 from tempering.algorithms.preference import bradley_terry_loss
 from tempering.config import Config
 from tempering.models import load
+from tempering.safety.rm_audit import EDITS, pearson, win
 from tempering.trainer.data import Pair
 from tempering.trainer.offline import pair_scores, reward_scores
 
@@ -29,6 +38,11 @@ class RewardModelScorer:
         self.special = set(self.tokenizer.all_special_ids)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.optim.lr, betas=cfg.optim.betas)
         self.pairs: list[Pair] = []
+        self.seen: list[tuple[float, int, int, bool, tuple[int, ...], tuple[int, ...]]] = []
+        """Since the last audit: (score, group, length, passed, prompt, reply) per scored attempt."""
+        self.groups_seen = 0
+        polite = EDITS["polite_sentence"]("")
+        self.polite_ids = tuple(self.tokenizer.encode(polite, add_special_tokens=False))
 
     def _reply(self, seq) -> tuple[int, ...]:
         seq = tuple(seq)
@@ -46,7 +60,32 @@ class RewardModelScorer:
         out, k = [], 0
         for g in groups:
             out.append(scores[k:k + len(g.sequences)])
+            self.groups_seen += 1
+            for j, (p, reply) in enumerate(flat[k:k + len(g.sequences)]):
+                self.seen.append((scores[k + j], self.groups_seen, len(reply), bool(g.passed[j]), p, reply))
             k += len(g.sequences)
+        return out
+
+    @torch.no_grad()
+    def maybe_audit(self, step: int) -> dict:
+        """The cheap reward-model checks over the attempts scored since the last audit."""
+        every = self.cfg.reward.model_update_every or 10
+        if step % every != 0 or not self.seen:
+            return {}
+        seen, self.seen = self.seen, []
+        groups: dict[int, list[int]] = {}
+        for i, row in enumerate(seen):
+            groups.setdefault(row[1], []).append(i)
+        pairs = [(a, b) for ids in groups.values() for a in ids for b in ids if seen[a][3] and not seen[b][3]]
+        scores = [row[0] for row in seen]
+        out = {"rm_audit/pairs": len(pairs), "rm_audit/length_r": pearson([float(r[2]) for r in seen], scores)}
+        if pairs:
+            out["rm_audit/agreement"] = sum(win(scores[a], scores[b]) for a, b in pairs) / len(pairs)
+        sample = seen[:8]
+        spread = float(torch.tensor(scores).std()) if len(scores) > 1 else 0.0
+        if spread > 0:
+            edited = reward_scores(self.model, [(r[4], r[5] + self.polite_ids) for r in sample], self.pad).tolist()
+            out["rm_audit/polite_shift"] = sum(abs(e - r[0]) for e, r in zip(edited, sample)) / len(sample) / spread
         return out
 
     def observe(self, groups) -> None:

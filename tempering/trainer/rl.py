@@ -107,6 +107,7 @@ class RLStep:
         update = self.update(got.batch) if got.batch else {"skipped_update": 1}  # advantage + update + sync
         if self.reward_model is not None:                                  # keep the reward model current
             update |= self.reward_model.maybe_update(step)
+            update |= self.reward_model.maybe_audit(step)                  # and check it still agrees
         timing["time_update"] = time.perf_counter() - t_update
         timing["time_step"] = time.perf_counter() - t0
         return {"step": step, **self.collector.metrics(got), **update, **timing}

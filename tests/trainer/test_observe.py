@@ -94,6 +94,23 @@ def test_entropy_and_length_checks_fire_past_their_threshold_only(key, values, k
     assert [(a.kind, a.step) for a in raised] == [(kind, 5)]
 
 
+@pytest.mark.parametrize("audit,fires", [
+    ({"rm_audit/pairs": 20, "rm_audit/agreement": 0.55, "rm_audit/length_r": 0.1}, "orders 55% of 20"),
+    ({"rm_audit/pairs": 4, "rm_audit/agreement": 0.0, "rm_audit/length_r": 0.1}, None),  # too few pairs to judge
+    ({"rm_audit/pairs": 20, "rm_audit/agreement": 0.9, "rm_audit/length_r": 0.72}, "follows reply length"),
+    ({"rm_audit/pairs": 20, "rm_audit/agreement": 0.9, "rm_audit/length_r": -0.2, "rm_audit/polite_shift": 0.8},
+     "polite sentence"),
+    ({"rm_audit/pairs": 20, "rm_audit/agreement": 0.6, "rm_audit/length_r": 0.49, "rm_audit/polite_shift": 0.49},
+     None),  # every threshold met exactly
+])
+def test_reward_model_audit_alert(audit, fires):
+    raised = AlertWatch(AlertConfig()).check([{"step": 10, **audit}])
+    if fires is None:
+        assert raised == []
+    else:
+        assert [a.kind for a in raised] == ["rm_audit"] and fires in raised[0].message
+
+
 def test_alert_thresholds_do_not_fire_on_the_boundary():
     history = [{"step": i, "kl": 1.0, "pass_rate": 0.0, "entropy": 1.0, "response_len": 10.0} for i in range(1, 6)]
     history[-1].update(entropy=0.2, response_len=20.0)  # exactly entropy_floor and length_ratio

@@ -177,6 +177,10 @@ def test_reward_model_mixes_into_rl_and_retrains_on_fresh_pairs(tmp_path, pairs_
     assert any(m["reward_mean"] not in (0.0, 0.5, 1.0) for m in metrics)
     assert any(m.get("rm_pairs", 0) > 0 and "rm_loss" in m for m in metrics)
     assert (tmp_path / "rl" / "checkpoints" / "step-2" / "reward_model" / "model.safetensors").is_file()
+    # and the cheap reward-model audit ran each update step, on what the model scored
+    for m in metrics:
+        assert -1.0 <= m["rm_audit/length_r"] <= 1.0 and m["rm_audit/pairs"] >= 0
+        assert "rm_audit/agreement" not in m or 0.0 <= m["rm_audit/agreement"] <= 1.0
 
 
 def test_lora_trains_adapters_only_and_resumes(tmp_path, sft_file):
