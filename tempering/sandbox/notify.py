@@ -10,6 +10,10 @@ answers:
     connect(2)      let through unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE); recorded as
                     network when its address is not loopback, AF_UNIX or AF_UNSPEC (the
                     network namespace has no route out, so the call then fails by itself)
+    a mount call    let through while the slot makes the run's own mounts; once it has
+                    written its set-up-done line (run.SETUP_DONE, before any code runs),
+                    answered EPERM and recorded as denied_syscall. The run has no
+                    capabilities by then either, so the kernel would refuse it as well.
 
 The record is made outside the sandboxed process, so the program cannot suppress it. It is
 not an enforcement point: the filter, the namespaces and the mounts enforce; the address a
@@ -25,6 +29,7 @@ import errno
 import fcntl
 import socket
 import struct
+from typing import Callable
 
 from . import seccomp, syscalls as sc
 
@@ -60,9 +65,14 @@ class Trail:
         return [{"kind": k, "detail": d, "count": n} for (k, d), n in self.counts.items()]
 
 
-def answer_one(fd: int, trail: Trail) -> bool:
-    """Take one parked call off listener `fd`, answer it, and note it in `trail`.
-    False when there was nothing to take (the caller died meanwhile)."""
+MOUNTS = set(seccomp.MOUNT_X86_64.values())
+NAMES.update({nr: name for name, nr in seccomp.MOUNT_X86_64.items()})
+
+
+def answer_one(fd: int, trail: Trail, setup_done: Callable[[], bool]) -> bool:
+    """Take one parked call off listener `fd`, answer it, and note it in `trail`;
+    `setup_done()` says whether the slot has finished its own mounts. False when there was
+    nothing to take (the caller died meanwhile)."""
     buf = bytearray(80)
     try:
         fcntl.ioctl(fd, NOTIF_RECV, buf)
@@ -75,6 +85,9 @@ def answer_one(fd: int, trail: Trail) -> bool:
         _send(fd, nid, 0, FLAG_CONTINUE)
         if where is not None:
             trail.add("network", f"connect to {where}")
+        return True
+    if nr in MOUNTS and not setup_done():
+        _send(fd, nid, 0, FLAG_CONTINUE)  # the slot's own mounts, before any code runs
         return True
     _send(fd, nid, -errno.EPERM, 0)
     trail.add("denied_syscall", describe(nr, args))

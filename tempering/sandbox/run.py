@@ -33,6 +33,8 @@ from . import cgroups, filesystem, languages, paths, protocol, seccomp, syscalls
 from .limits import Limits
 
 HOST_UID = 65534  # the unprivileged host identity of every sandboxed process ("nobody")
+SETUP_DONE = "setup_done"
+"""The status line a slot writes when its own mounts are made, before confine and the code."""
 RUN_PATH = "/usr/bin:/bin"
 
 
@@ -180,6 +182,8 @@ class SlotProcess:
         close_fds_except([st_w, self.done_w])
         os.chdir(workdir or "/workspace")
         language = header.get("language")
+        if self.prep.notify:  # from here on the server refuses mount calls (notify.py)
+            _send_line(st_w, {SETUP_DONE: True})
         confine(limits, self.prep, header.get("cgroups", False), compiled=language in languages.COMPILED)
         if header.get("trace"):
             _send_line(st_w, {"trace": {"assigned": header["assigned"], "slot_got_fds": header["received"],
@@ -214,7 +218,8 @@ class SlotProcess:
 
 def confine(limits: Limits, prep: Prepared, have_cgroups: bool, compiled: bool = False) -> None:
     """The last barrier before untrusted code (the main seccomp filter and no_new_privs
-    are already in place): rlimits, no capabilities, no more mounting. A compiled
+    are already in place): rlimits, no capabilities, no more mounting (the second filter,
+    or with the listener the server's EPERM). A compiled
     language keeps room for its compile limits; the program's own are set before exec."""
     cpu = max(1, int(limits.cpu_s + 0.999))
     if compiled:
@@ -229,7 +234,8 @@ def confine(limits: Limits, prep: Prepared, have_cgroups: bool, compiled: bool =
         resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes,) * 2)
     sc.clear_capabilities()
-    prep.seccomp_mounts.install()
+    if not prep.notify:  # with the listener, the server refuses mounts from now on instead
+        prep.seccomp_mounts.install()
 
 
 def _default_signals() -> None:

@@ -4,7 +4,9 @@ Denied calls return EPERM (ENOSYS for clone3, so libc falls back to clone, whose
 we can inspect). In the fork server's filter they go to the server first (notify=True,
 SECCOMP_RET_USER_NOTIF): it records the attempt for the audit log and answers EPERM itself,
 so the call fails exactly as before and the program cannot hide that it tried. connect(2)
-goes there too, and the server lets it continue after noting where it was going. Any other architecture or the x32 ABI kills the process. `socket` and
+goes there too, and the server lets it continue after noting where it was going; so do the
+mount calls, which the server lets through only until the slot reports its set-up done (that
+filter then replaces the second, mounts-only one, whose EPERM would outrank the listener). Any other architecture or the x32 ABI kills the process. `socket` and
 `socketpair` are allowed for the families in SOCKET_FAMILIES only (and netlink for its
 route protocol only): a network namespace confines those, not vsock, packet or the rest,
 and refusing them in the filter also stops the kernel loading their modules on demand.
@@ -103,7 +105,10 @@ def build_filter(mounts_only: bool = False, notify: bool = False) -> list[tuple[
     # glibc tries clone3 for every thread and child: not an attempt worth recording
     p += [_insn(JEQ_K, SYS_CLONE3, jt=0, jf=1), _insn(RET_K, RET_ENOSYS)]
     if notify:
-        p += [_insn(JEQ_K, SYS_CONNECT, jt=0, jf=1), _insn(RET_K, RET_USER_NOTIF)]
+        # The server lets these continue while the slot makes its own mounts and refuses
+        # them once it reports set-up done (notify.py), so the audit log sees a run's mounts.
+        for nr in [SYS_CONNECT, *sorted(MOUNT_X86_64.values())]:
+            p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_USER_NOTIF)]
     # clone: refuse any flag that makes a namespace.
     p += [
         _insn(JEQ_K, SYS_CLONE, jt=0, jf=4),

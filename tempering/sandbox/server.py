@@ -251,7 +251,8 @@ class Server:
         job = slot.job
         if fd == slot.listener:
             # A call parked by the filter (notify.py): answer it now, the program waits.
-            if not (events & select.POLLIN and notify.answer_one(fd, job.trail)) and events & select.POLLHUP:
+            done = lambda: self._setup_done(slot)  # noqa: E731
+            if not (events & select.POLLIN and notify.answer_one(fd, job.trail, done)) and events & select.POLLHUP:
                 self.poller.unregister(fd)  # every process under the filter is gone
                 del self.by_fd[fd]
             return
@@ -264,11 +265,29 @@ class Server:
                 self.poller.unregister(fd)
                 del self.by_fd[fd]
                 return
-            job.status_lines += chunk
-            if job.compiling and b'"compile"' in chunk:
-                job.compile_done(time.monotonic(), slot.cpu(self.cg.version) or 0.0)
+            self._status(slot, chunk)
             return
         self._finish(slot)
+
+    def _status(self, slot: Slot, chunk: bytes) -> None:
+        job = slot.job
+        job.status_lines += chunk
+        if job.compiling and b'"compile"' in chunk:
+            job.compile_done(time.monotonic(), slot.cpu(self.cg.version) or 0.0)
+
+    def _setup_done(self, slot: Slot) -> bool:
+        """Whether the slot has reported its own mounts made (run.SETUP_DONE). It writes that
+        line before the code runs, so by the time the code's mount call is parked the line
+        is in the pipe: read what is there without waiting."""
+        job, marker = slot.job, f'"{run.SETUP_DONE}"'.encode()
+        while marker not in job.status_lines:
+            if slot.st_r not in self.by_fd or not select.select([slot.st_r], [], [], 0)[0]:
+                return False
+            chunk = os.read(slot.st_r, 65536)
+            if not chunk:
+                return False
+            self._status(slot, chunk)
+        return True
 
     def _early_exit(self, slot: Slot) -> None:
         """A Python program reports its exit code the moment it is done and has closed its
