@@ -151,7 +151,8 @@ class ExecResult:
     """stdout exactly as written, for binary output (`stdout` is it decoded as UTF-8)."""
     audit: tuple[dict, ...] = ()
     """What the run tried that the sandbox stops, seen by the fork server: one entry per
-    kind (denied_syscall, network) and detail ("ptrace", "connect to 1.1.1.1:53"), with a count."""
+    kind (denied_syscall, network, write_outside) and detail ("ptrace", "connect to 1.1.1.1:53",
+    "openat /etc/passwd"), with a count."""
 
     @property
     def ok(self) -> bool:

@@ -13,9 +13,10 @@ program cannot hide them:
                       clone with namespace flags, ioctl(TIOCSTI) ...), from the fork
                       server's seccomp listener (notify.py), with how many times
     network           a connect(2) to an address outside the sandbox's loopback
-Not recorded: writes outside the workspace (read-only mounts refuse them with EROFS; only the
-program sees that) and mount calls after set-up (a second filter without a listener refuses
-them). Runs in Ray sandbox workers are noted in those processes and not collected.
+    write_outside     a call that writes a path (open for writing, creat, mkdir, unlink,
+                      rename, link, chmod, ...) aimed outside /workspace, /tmp, /dev/shm
+                      and the task dirs; the read-only mounts refuse it
+Runs in Ray sandbox workers are noted in those processes and not collected.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 INCIDENTS = ("timeout", "memory", "output_limit", "killed", "sandbox_error")
-ATTEMPTS = ("denied_syscall", "network")
+ATTEMPTS = ("denied_syscall", "network", "write_outside")
 """Kinds of ExecResult.audit entries: what a run tried, whatever its status."""
 
 _episode: contextvars.ContextVar = contextvars.ContextVar("tempering_sandbox_episode", default=None)

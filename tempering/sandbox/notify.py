@@ -10,6 +10,9 @@ answers:
     connect(2)      let through unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE); recorded as
                     network when its address is not loopback, AF_UNIX or AF_UNSPEC (the
                     network namespace has no route out, so the call then fails by itself)
+    a path write    creat, mkdir, unlink, rename, link, symlink, chmod, chown, utime,
+                    truncate, mknod (seccomp.WRITES_X86_64), and open/openat with a write flag: let through (the read-only mounts refuse what they must) and
+                    recorded as write_outside when the path is outside WRITABLE
     a mount call    let through while the slot makes the run's own mounts; once it has
                     written its set-up-done line (run.SETUP_DONE, before any code runs),
                     answered EPERM and recorded as denied_syscall. The run has no
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import os
 import socket
 import struct
 from typing import Callable
@@ -36,7 +40,7 @@ from . import seccomp, syscalls as sc
 NOTIF_RECV = 0xC0502100  # _IOWR('!', 0, struct seccomp_notif): 80 bytes
 NOTIF_SEND = 0xC0182101  # _IOWR('!', 1, struct seccomp_notif_resp): 24 bytes
 FLAG_CONTINUE = 1
-MAX_ENTRIES = 64
+MAX_ENTRIES = 200
 """Distinct entries kept per run; past it only the total count grows."""
 
 NAMES = {nr: name for name, nr in seccomp.DENIED_X86_64.items()}
@@ -67,6 +71,25 @@ class Trail:
 
 MOUNTS = set(seccomp.MOUNT_X86_64.values())
 NAMES.update({nr: name for name, nr in seccomp.MOUNT_X86_64.items()})
+NAMES.update({nr: name for name, nr in seccomp.WRITES_X86_64.items()})
+NAMES.update({seccomp.SYS_OPEN: "open", seccomp.SYS_OPENAT: "openat"})
+WRITES = set(seccomp.WRITES_X86_64.values()) | {seccomp.SYS_OPEN, seccomp.SYS_OPENAT}
+AT_FDCWD = 0xFFFFFF9C  # -100 as the kernel reads an int argument
+# (dirfd argument or None, path argument) of each writing call, per path it names
+PATH_ARGS: dict[int, tuple[tuple[int | None, int], ...]] = {
+    2: ((None, 0),), 85: ((None, 0),), 83: ((None, 0),), 87: ((None, 0),), 84: ((None, 0),),
+    82: ((None, 0), (None, 1)), 257: ((0, 1),), 437: ((0, 1),), 258: ((0, 1),), 263: ((0, 1),),
+    264: ((0, 1), (2, 3)), 316: ((0, 1), (2, 3)), 88: ((None, 1),), 266: ((1, 2),), 86: ((None, 1),),
+    265: ((2, 3),), 90: ((None, 0),), 268: ((0, 1),), 452: ((0, 1),), 76: ((None, 0),), 132: ((None, 0),),
+    235: ((None, 0),), 261: ((0, 1),), 280: ((0, 1),), 92: ((None, 0),), 94: ((None, 0),), 260: ((0, 1),),
+    133: ((None, 0),), 259: ((0, 1),),
+}
+WRITABLE = ("/workspace", "/tmp", "/dev/shm", "/app", "/tests")
+"""Where a run may write (its tmpfs mounts; a session's workspace shows at /workspace, /app
+or /tests). Everything else is read-only or absent."""
+HARMLESS = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdout", "/dev/stderr",
+            "/dev/stdin", "/dev/tty", "/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/")
+"""Device nodes and a process's own descriptors: written to all the time (`> /dev/null`)."""
 
 
 def answer_one(fd: int, trail: Trail, setup_done: Callable[[], bool]) -> bool:
@@ -86,12 +109,59 @@ def answer_one(fd: int, trail: Trail, setup_done: Callable[[], bool]) -> bool:
         if where is not None:
             trail.add("network", f"connect to {where}")
         return True
+    if nr in WRITES:  # read the paths while the caller is parked, then let it go on
+        aimed = [p for p in written_paths(pid, nr, args) if not writable(p)]
+        _send(fd, nid, 0, FLAG_CONTINUE)  # the mounts decide; this only notes where it aimed
+        for path in aimed:
+            trail.add("write_outside", f"{NAMES[nr]} {path}")
+        return True
     if nr in MOUNTS and not setup_done():
         _send(fd, nid, 0, FLAG_CONTINUE)  # the slot's own mounts, before any code runs
         return True
     _send(fd, nid, -errno.EPERM, 0)
     trail.add("denied_syscall", describe(nr, args))
     return True
+
+
+def written_paths(pid: int, nr: int, args: tuple[int, ...]) -> list[str]:
+    """The paths a writing call names, absolute where they can be resolved (a relative path
+    against the caller's working directory or dirfd, read from /proc); unresolvable ones are
+    left out."""
+    out = []
+    for dir_arg, path_arg in PATH_ARGS.get(nr, ()):
+        path = read_string(pid, args[path_arg])
+        if not path:
+            continue
+        if not path.startswith("/"):
+            dirfd = AT_FDCWD if dir_arg is None else args[dir_arg] & 0xFFFFFFFF
+            link = f"/proc/{pid}/cwd" if dirfd == AT_FDCWD else f"/proc/{pid}/fd/{dirfd}"
+            try:
+                path = os.path.join(os.readlink(link), path)
+            except OSError:
+                continue
+        out.append(os.path.normpath(path))
+    return out
+
+
+def writable(path: str) -> bool:
+    if path.startswith(HARMLESS) or path in (h.rstrip("/") for h in HARMLESS):
+        return True
+    return any(path == w or path.startswith(w + "/") for w in WRITABLE)
+
+
+def read_string(pid: int, address: int, limit: int = 4096) -> str:
+    """A NUL-terminated string at `address` in process `pid`, page by page ("" if unreadable)."""
+    out = b""
+    while address and len(out) < limit:
+        chunk = sc.read_memory(pid, address, 4096 - address % 4096)
+        if not chunk:
+            break
+        end = chunk.find(b"\0")
+        if end >= 0:
+            return (out + chunk[:end]).decode("utf-8", "replace")
+        out += chunk
+        address += len(chunk)
+    return ""
 
 
 def _send(fd: int, nid: int, error: int, flags: int) -> None:

@@ -6,7 +6,9 @@ SECCOMP_RET_USER_NOTIF): it records the attempt for the audit log and answers EP
 so the call fails exactly as before and the program cannot hide that it tried. connect(2)
 goes there too, and the server lets it continue after noting where it was going; so do the
 mount calls, which the server lets through only until the slot reports its set-up done (that
-filter then replaces the second, mounts-only one, whose EPERM would outrank the listener). Any other architecture or the x32 ABI kills the process. `socket` and
+filter then replaces the second, mounts-only one, whose EPERM would outrank the listener), and
+the calls that write a path (WRITES_X86_64, and open/openat with a write flag), which it lets
+continue after noting those aimed outside the writable places. Any other architecture or the x32 ABI kills the process. `socket` and
 `socketpair` are allowed for the families in SOCKET_FAMILIES only (and netlink for its
 route protocol only): a network namespace confines those, not vsock, packet or the rest,
 and refusing them in the filter also stops the kernel loading their modules on demand.
@@ -50,6 +52,16 @@ MOUNT_X86_64 = {
     "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428, "move_mount": 429,
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "mount_setattr": 442,
 }
+# Calls that make, remove or rename a path: the listener notes those outside the writable
+# places (notify.py), which the read-only mounts refuse anyway. open/openat only with
+# OPEN_WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC).
+WRITES_X86_64 = {"creat": 85, "mkdir": 83, "mkdirat": 258, "unlink": 87, "unlinkat": 263, "rmdir": 84,
+                 "rename": 82, "renameat": 264, "renameat2": 316, "openat2": 437, "symlink": 88, "symlinkat": 266,
+                 "link": 86, "linkat": 265, "chmod": 90, "fchmodat": 268, "fchmodat2": 452, "truncate": 76,
+                 "utime": 132, "utimes": 235, "futimesat": 261, "utimensat": 280, "chown": 92, "lchown": 94,
+                 "fchownat": 260, "mknod": 133, "mknodat": 259}
+SYS_OPEN, SYS_OPENAT = 2, 257
+OPEN_WRITE_FLAGS = 0x1 | 0x2 | 0x40 | 0x200
 # socket(2)/socketpair(2) domains allowed (args[0]); every other one gets EPERM.
 SOCKET_FAMILIES = {"AF_UNIX": 1, "AF_INET": 2, "AF_INET6": 10}
 # AF_NETLINK is allowed for these protocols (args[2]) only: glibc's getaddrinfo and
@@ -107,8 +119,17 @@ def build_filter(mounts_only: bool = False, notify: bool = False) -> list[tuple[
     if notify:
         # The server lets these continue while the slot makes its own mounts and refuses
         # them once it reports set-up done (notify.py), so the audit log sees a run's mounts.
-        for nr in [SYS_CONNECT, *sorted(MOUNT_X86_64.values())]:
+        for nr in [SYS_CONNECT, *sorted(MOUNT_X86_64.values()), *sorted(WRITES_X86_64.values())]:
             p += [_insn(JEQ_K, nr, jt=0, jf=1), _insn(RET_K, RET_USER_NOTIF)]
+        # open and openat: only when they may write (the audit log's writes outside the workspace)
+        for nr, arg in ((SYS_OPEN, 1), (SYS_OPENAT, 2)):
+            p += [
+                _insn(JEQ_K, nr, jt=0, jf=4),
+                _insn(LD_W_ABS, _arg_low(arg)),
+                _insn(JSET_K, OPEN_WRITE_FLAGS, jt=0, jf=1),
+                _insn(RET_K, RET_USER_NOTIF),
+                _insn(RET_K, RET_ALLOW),
+            ]
     # clone: refuse any flag that makes a namespace.
     p += [
         _insn(JEQ_K, SYS_CLONE, jt=0, jf=4),

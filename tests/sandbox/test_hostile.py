@@ -692,6 +692,40 @@ def test_writes_to_system_and_project_dirs_fail(sandbox, host):
     assert len(out) > 25
     allowed = {k: v for k, v in out.items() if v not in REFUSED}
     assert allowed == {}, f"writes that did not fail: {allowed}"
+    seen = tried(sandbox, r, "write_outside")
+    if seen is not None:  # every one of those writes is in the audit log with the path it aimed at
+        paths = {d.split(" ", 1)[1] for d in seen}
+        aimed = {k.split(" ", 1)[1] for k in out if k.startswith("append ")}
+        aimed |= {k.removeprefix("sitecustomize in ") + "/sitecustomize.py" for k in out if k.startswith("sitecustomize")}
+        aimed |= {"/etc/hosts", "/etc/hosts2", "/usr/bin/hostile-pwned", "/hostile-pwned", "/usr/bin/python3.11",
+                  "/usr/lib/python3.11/os.py", "/etc/passwd", "/usr/lib/python3.11/hostile-pwned"}
+        assert aimed <= paths, f"writes outside the workspace not in the audit log: {sorted(aimed - paths)}"
+        calls = {d.split(" ", 1)[0] for d in seen}
+        assert calls >= {"openat", "chmod", "utimensat", "rename", "unlink", "mkdir", "symlink"}, seen
+    host.check()
+
+
+def test_writes_inside_the_workspace_leave_no_audit_entry(sandbox, host):
+    code = src(r"""
+        import os, shutil, subprocess
+        os.makedirs("a/b", exist_ok=True)
+        for p in ("a/b/x.txt", "/tmp/y", "/dev/shm/z", "/workspace/w"):
+            with open(p, "w") as f:
+                f.write("1")
+        os.rename("a/b/x.txt", "a/x.txt")
+        os.symlink("x.txt", "a/link")
+        os.chmod("a/x.txt", 0o600)
+        os.utime("/tmp/y")
+        os.unlink("/dev/shm/z")
+        shutil.rmtree("a")
+        with open("/dev/null", "w") as f:
+            f.write("x")
+        subprocess.run("echo hi > /dev/stdout; echo e >/dev/null; touch t; chmod +x t; rm t", shell=True, check=True)
+        print("ok")
+    """)
+    r = sandbox.run(code)
+    assert (r.status, r.stdout.split()[-1:]) == ("ok", ["ok"]), r
+    assert [a for a in r.audit if a["kind"] == "write_outside"] == []
     host.check()
 
 
