@@ -16,7 +16,8 @@ program cannot hide them:
     write_outside     a call that writes a path (open for writing, creat, mkdir, unlink,
                       rename, link, chmod, ...) aimed outside /workspace, /tmp, /dev/shm
                       and the task dirs; the read-only mounts refuse it
-Runs in Ray sandbox workers are noted in those processes and not collected.
+Runs in Ray sandbox workers are noted in those processes under the same tags, and travel
+back with each answer or episode (scheduler/ray_backend.py), into this process's log.
 """
 
 from __future__ import annotations
@@ -66,6 +67,12 @@ class AuditLog:
         if found:
             with self.lock:
                 self.by_tag.setdefault(tag, []).extend(found)
+
+    def put(self, tag, incidents: list[Incident]) -> None:
+        """Add incidents noted elsewhere (a Ray sandbox worker's) under `tag`."""
+        if incidents and tag is not None:
+            with self.lock:
+                self.by_tag.setdefault(tag, []).extend(incidents)
 
     def take(self, tag) -> list[Incident]:
         """The incidents of one tag, removed from the log."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import socket
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -32,6 +33,7 @@ import ray
 
 from tempering.envs.protocols import CompressesContext
 from tempering.errors import ConfigError, TemperingError
+from tempering.sandbox import audit
 from tempering.types import Completion, Message, SamplingParams, Score, StepResult, Task, Trajectory
 
 if TYPE_CHECKING:  # tempering.rollout imports torch, which a sandbox worker never needs
@@ -76,10 +78,16 @@ class RayRollout:
         return [c for part in _get(refs) for c in part]
 
     def verify(self, tasks: Sequence[Task], texts: Sequence[str], tags: Sequence | None = None) -> list[tuple[Score, float]]:
-        """`tags` are accepted for the protocol; runs in sandbox workers are not audited here (sandbox/audit.py)."""
-        refs = [w.verify.remote(list(tasks[a:b]), list(texts[a:b]))
+        """Each answer verified in a sandbox worker; the sandbox incidents of its runs come back
+        with it and go into this process's audit log under its tag (sandbox/audit.py)."""
+        tags = list(tags) if tags is not None else [None] * len(texts)
+        refs = [w.verify.remote(list(tasks[a:b]), list(texts[a:b]), tags[a:b])
                 for w, (a, b) in zip(self.sandboxes, shards(len(texts), len(self.sandboxes)))]
-        return [s for part in _get(refs) for s in part]
+        out = []
+        for tag, (score, seconds, incidents) in zip(tags, (s for part in _get(refs) for s in part)):
+            audit.LOG.put(tag, incidents)
+            out.append((score, seconds))
+        return out
 
     def play(self, tasks: Sequence[Task], ids: Sequence[int], params: SamplingParams, budget: Budget,
              overlap: bool, on_done: Callable[[int, Trajectory], None]) -> dict:
@@ -94,6 +102,7 @@ class RayRollout:
             ended, stats = _get(ready[0])
             waits.append(stats["env_wait_s"])
             for i, trajectory in ended:
+                audit.LOG.put(i, stats["incidents"].get(i, []))  # the episode's sandbox incidents
                 on_done(i, trajectory)
         return {"env_wait_s": sum(waits) / max(1, len(waits))}
 
@@ -178,8 +187,9 @@ class RolloutWorker:
         try:
             run_episodes(make_env, tasks, self.client, params, budget, env_workers=self.env_workers, overlap=overlap,
                          on_done=lambda i, t: ended.append((i, t)), ids=ids, stats=stats)
-        finally:
-            ray.get([sandboxes[key % len(sandboxes)].close.remote(key) for key in ids])
+        finally:  # closing an episode hands back the incidents its sandbox runs left
+            left = ray.get([sandboxes[key % len(sandboxes)].close.remote(key) for key in ids])
+        stats["incidents"] = {key: found for key, found in zip(ids, left) if found}
         return ended, stats
 
 
@@ -217,28 +227,36 @@ class SandboxWorker:
         self.env_workers = env_workers
         self.episodes: dict[int, object] = {}
 
-    def verify(self, tasks: list[Task], texts: list[str]) -> list[tuple[Score, float]]:
+    def verify(self, tasks: list[Task], texts: list[str], tags: list | None = None) -> list[tuple[Score, float, list]]:
+        """(score, seconds, the sandbox incidents of its runs) per answer."""
+        tags = tags if tags is not None else [None] * len(texts)
         with ThreadPoolExecutor(max(1, min(self.env_workers, len(texts)))) as pool:
-            return list(pool.map(self._timed_verify, tasks, texts))
+            return list(pool.map(self._timed_verify, tasks, texts, tags))
 
-    def _timed_verify(self, task: Task, text: str) -> tuple[Score, float]:
+    def _timed_verify(self, task: Task, text: str, tag=None) -> tuple[Score, float, list]:
+        mine = None if tag is None else ("verify", tag, threading.get_ident())  # this call's own tag here
         t = time.perf_counter()
-        score = self.env.verify(task, text)
-        return score, time.perf_counter() - t
+        with audit.tagged(mine):
+            score = self.env.verify(task, text)
+        return score, time.perf_counter() - t, audit.LOG.take(mine) if mine is not None else []
 
     def reset(self, key: int, task: Task) -> tuple[list[Message], bool]:
         """The episode's first messages, and whether its env can compress the conversation."""
         env = self.episodes[key] = copy.copy(self.env)
-        return env.reset(task), isinstance(env, CompressesContext)
+        with audit.tagged(("episode", key)):
+            return env.reset(task), isinstance(env, CompressesContext)
 
     def context_messages(self, key: int, count_tokens, budget: int) -> list[Message]:
         return self.episodes[key].context_messages(count_tokens, budget)
 
     def step(self, key: int, action: str) -> StepResult:
-        return self.episodes[key].step(action)
+        with audit.tagged(("episode", key)):
+            return self.episodes[key].step(action)
 
-    def close(self, key: int) -> None:
+    def close(self, key: int) -> list:
+        """Forget episode `key`; returns the sandbox incidents its runs left."""
         self.episodes.pop(key, None)
+        return audit.LOG.take(("episode", key))
 
 
 def shards(n: int, k: int) -> list[tuple[int, int]]:

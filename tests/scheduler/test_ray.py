@@ -19,7 +19,9 @@ from tempering.errors import ConfigError  # noqa: E402
 from tempering.rollout import Budget, HFClient, chat_prompt_ids  # noqa: E402
 from tempering.rollout.engine import row_seeds  # noqa: E402
 from tempering.scheduler.backends import LocalRollout  # noqa: E402
-from tempering.scheduler.ray_backend import RayRollout, RolloutWorker, WeightTracker, _check_address  # noqa: E402
+from tempering.sandbox import audit, seccomp  # noqa: E402
+from tempering.scheduler.ray_backend import (RayRollout, RolloutWorker, SandboxWorker, WeightTracker,  # noqa: E402
+                                             _check_address)
 from tempering.scheduler.store import STORE_FILE, Store  # noqa: E402
 from tempering.trainer import prepare_run, train  # noqa: E402
 from tempering.types import SamplingParams  # noqa: E402
@@ -132,6 +134,36 @@ class TestSameAsLocal:
                 assert [(s.prompt_ids, s.token_ids, s.loss_mask) for s in g.segments] == \
                        [(s.prompt_ids, s.token_ids, s.loss_mask) for s in w.segments]
                 assert torch.allclose(torch.tensor(g.logprobs), torch.tensor(w.logprobs), atol=1e-5, rtol=0)
+
+
+    def test_sandbox_incidents_come_back_with_their_tag(self, backends):
+        """A reply whose program tries a denied call, verified in a sandbox worker: the
+        incident lands in this process's audit log under the attempt's tag (sandbox/audit.py)."""
+        if not seccomp.notify_supported():
+            pytest.skip("no seccomp listener on this kernel: denied calls leave no entry")
+        local, remote = backends
+        task = local.env.task("train", 0, "code/repair-v1")
+        remote.verify([task, task], [HOSTILE, local.env.reference_response(task)], tags=[901, 902])
+        assert [(i.status, i.detail) for i in audit.LOG.take(901)] == [("denied_syscall", "ptrace")]
+        assert audit.LOG.take(902) == [] and audit.LOG.by_tag == {}
+
+
+HOSTILE = "```python\nimport ctypes\nctypes.CDLL(None).ptrace(0, 0, 0, 0)\n```"
+"""A code reply whose program tries ptrace (refused with EPERM, and noted by the fork server)."""
+
+
+def test_an_episodes_incidents_come_back_when_it_closes(shared_sandbox):
+    """The sandbox worker's side of play: an episode's runs are noted under its key and
+    handed back by close (RayRollout.play puts them into the trainer's audit log)."""
+    if not seccomp.notify_supported():
+        pytest.skip("no seccomp listener on this kernel: denied calls leave no entry")
+    cfg = load_config(TINY, MIX)
+    worker = SandboxWorker(cfg.env, env_workers=1, max_turns=3)
+    task = envs.make_from_config(cfg.env).task("train", 0, "code/repair-v1")
+    worker.reset(7, task)
+    worker.step(7, HOSTILE)
+    assert [(i.status, i.detail) for i in worker.close(7)] == [("denied_syscall", "ptrace")]
+    assert worker.close(7) == []
 
 
 def _same_episodes(got, want):
