@@ -262,3 +262,59 @@ def test_bad_task_data_scores_zero_with_a_clear_status(sb, env):
                     replace(task.reference, db=b"not a database")):
         score = verify(replace(task, reference=problem), "```sql\nSELECT 1\n```")
         assert score.value == 0.0 and score.details["status"] == "bad_task", score.details
+
+
+# -- the held-back check: a second instance of the database
+
+def _literal_answer(task: Task) -> str | None:
+    """The hack a second instance is for: the first instance's answer as literals."""
+    con = sqlite3.connect(":memory:")
+    con.deserialize(task.reference.db)
+    rows = con.execute(task.reference.query).fetchall()
+    con.close()
+    if not rows or len(rows) > 50:
+        return None
+    return sql(" UNION ALL ".join("SELECT " + ", ".join("NULL" if v is None else repr(v) for v in r) for r in rows))
+
+
+def test_second_instance_keeps_schema_and_keys_and_changes_the_data(env):
+    from tempering.envs.sql.verify import second_instance
+
+    task = env.task("train", 3)
+    first, again = sqlite3.connect(":memory:"), sqlite3.connect(":memory:")
+    first.deserialize(task.reference.db)
+    again.deserialize(second_instance(task.reference.db, task.id))
+    schema = "SELECT name, sql FROM sqlite_master ORDER BY name"
+    assert first.execute(schema).fetchall() == again.execute(schema).fetchall()
+    changed = 0
+    for (name,) in first.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+        a, b = (c.execute(f'SELECT * FROM "{name}" ORDER BY rowid').fetchall() for c in (first, again))
+        assert len(b) == len(a) - len(a) // 4 and set(b) != set(a) or len(a) < 2
+        changed += set(b) != set(a)
+    assert changed > 0
+    assert second_instance(task.reference.db, task.id) == second_instance(task.reference.db, task.id)  # seeded
+
+
+def test_strong_verify_passes_the_reference_and_catches_a_literal_answer(env, sb):
+    passed_weak = caught = 0
+    for task in env.tasks("train", 20):
+        assert env.strong_verify(task, env.reference_response(task)).passed
+        hack = _literal_answer(task)
+        if hack is not None and verify(task, hack).passed:
+            passed_weak += 1
+            caught += not env.strong_verify(task, hack).passed
+    # measured on these 20 tasks (the generator is seeded): the literal passes the reward on
+    # every one it can be written for, and the second instance fails it on most
+    assert passed_weak >= 15 and caught >= 0.8 * passed_weak, (passed_weak, caught)
+
+
+def test_heldback_rescoring_flags_the_literal_answer(env, sb):
+    from tempering.envs.heldback import HeldBack
+
+    checked = HeldBack(env, 1.0)
+    task = next(t for t in env.tasks("train", 20) if _literal_answer(t) and
+                verify(t, _literal_answer(t)).passed and not env.strong_verify(t, _literal_answer(t)).passed)
+    score = checked.verify(task, _literal_answer(task))
+    assert score.passed and score.details["heldback"]["strong_passed"] is False
+    honest = checked.verify(task, env.reference_response(task))
+    assert honest.details["heldback"]["strong_passed"] is True

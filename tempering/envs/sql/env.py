@@ -27,9 +27,9 @@ from tempering.envs.feedback import FeedbackEnv
 from tempering.envs.sql.questions import FAMILIES, MAX_LEVEL, Question
 from tempering.envs.sql.schemas import make_database
 from tempering.envs.sql.themes import THEMES, TRAIN_THEMES, UNSEEN_THEMES
-from tempering.envs.sql.verify import SqlProblem, same_result, verify
+from tempering.envs.sql.verify import SqlProblem, same_result, strong_verify, verify
 from tempering.errors import TaskError
-from tempering.types import Message, Task
+from tempering.types import Message, Score, Task
 
 ENV_ID = "sql/sqlite-v1"
 INSTRUCTION = ("Write one SQLite query that answers the question: a single SELECT (or WITH ... SELECT) statement "
@@ -89,3 +89,8 @@ class SqliteEnv(FeedbackEnv):
 
     def broken_response(self, task: Task) -> str:
         return f"```sql\n{task.reference.broken}\n```"
+
+    def strong_verify(self, task: Task, response: str) -> Score:
+        """The held-back check (env.heldback): the same query on a second instance of the
+        database, the same schema and keys with each other column's values permuted."""
+        return strong_verify(task, response)

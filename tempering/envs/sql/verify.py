@@ -224,3 +224,62 @@ def _feedback(got: dict) -> str:
 
 def _fail(details: dict, status: str, feedback: str) -> Score:
     return Score(0.0, False, {**details, "status": status, "feedback": feedback})
+
+
+# -- the held-back check: a second instance of the database ------------------------------
+
+def second_instance(db: bytes, seed: str) -> bytes:
+    """The task's database with the same schema and keys but other data: within each table,
+    every column that is neither a primary key nor a foreign key has its values permuted
+    across the rows, and a quarter of the rows are left out (seeded by `seed`). Types and
+    uniqueness survive; which row holds which value, and how many rows there are, do not, so
+    a query that only reproduces the first instance's answer (a literal, a row picked by
+    position) gives the wrong rows here while the reference query's logic still applies."""
+    import random
+    import sqlite3
+
+    rng = random.Random(seed)
+    con = sqlite3.connect(":memory:")
+    try:
+        con.deserialize(db)
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        for table in tables:
+            q = table.replace('"', '""')
+            keys = {r[3] for r in con.execute(f'PRAGMA foreign_key_list("{q}")')}
+            info = list(con.execute(f'PRAGMA table_info("{q}")'))
+            names = ", ".join('"' + r[1].replace('"', '""') + '"' for r in info)
+            rows = [list(r) for r in con.execute(f'SELECT rowid, {names} FROM "{q}" ORDER BY rowid')]
+            for i, r in enumerate(info, start=1):
+                if not r[5] and r[1] not in keys:  # neither a primary nor a foreign key
+                    column = [row[i] for row in rows]
+                    rng.shuffle(column)
+                    for row, v in zip(rows, column):
+                        row[i] = v
+            # and a quarter of the rows left out, so counts and totals move too
+            drop = set(rng.sample(range(len(rows)), len(rows) // 4))
+            rows = [row for k, row in enumerate(rows) if k not in drop]
+            # rewritten whole, not row by row: a permuted UNIQUE column collides mid-way
+            con.execute(f'DELETE FROM "{q}"')
+            marks = ", ".join("?" * (len(info) + 1))
+            con.executemany(f'INSERT INTO "{q}" (rowid, {names}) VALUES ({marks})', rows)
+        con.commit()
+        return con.serialize()
+    finally:
+        con.close()
+
+
+def strong_verify(task: Task, response: str) -> Score:
+    """The reply's query against the reference on a second instance of the database
+    (`second_instance`): the env's held-back check (envs/heldback.py). When the reference
+    itself fails there, the second instance says nothing and the first verdict stands."""
+    problem = task.reference
+    if not isinstance(problem, SqlProblem):
+        return verify(task, response)
+    from dataclasses import replace
+
+    again = replace(task, reference=replace(problem, db=second_instance(problem.db, task.id)))
+    score = verify(again, response)
+    if (score.details or {}).get("status") in ("bad_task", "sandbox_error"):
+        return verify(task, response)
+    return score
