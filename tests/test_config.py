@@ -108,3 +108,20 @@ def test_cli_rejects_a_conflicting_setting_with_exit_code_2(tmp_path, capsys):
     assert code == 2
     assert "critic.gamma is set, but only ppo has a critic" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # nothing was created
+
+
+def test_every_shipped_config_loads():
+    """Each YAML in configs/ is a valid training config or pipeline config (checked as the
+    CLI would, before anything runs)."""
+    from pathlib import Path
+
+    from tempering.pipeline.config import load_pipeline
+
+    shipped = sorted((Path(__file__).parents[1] / "configs").glob("*.yaml"))
+    assert len(shipped) >= 8
+    for path in shipped:
+        if "pipeline" in path.name:
+            cfg, _ = load_pipeline(path)
+            assert cfg.eval.envs, path
+        else:
+            assert load_config(path).name == path.stem, path
