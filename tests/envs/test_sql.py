@@ -65,6 +65,17 @@ def test_every_family_reference_passes_and_broken_fails(sb, env):
         assert not broken.passed and broken.details["status"] == "wrong_result", (family, broken.details)
 
 
+def test_having_needs_its_having_clause(sb, env):
+    """Some city falls below the threshold, so listing every city is wrong (a query without
+    HAVING once passed on databases where every city met it)."""
+    for split in ("train", "test", "unseen"):
+        for i in range(8):
+            task = env.task(split, i, "having")
+            city, people = re.search(r"SELECT (\S+) FROM (\S+) GROUP BY", task.reference.query).groups()
+            result = verify(task, sql(f"SELECT {city} FROM {people} GROUP BY {city};"))
+            assert not result.passed and result.details["status"] == "wrong_result", (split, i, result.details)
+
+
 def test_tasks_are_deterministic_and_differ_by_index(env):
     a, b = env.task("train", 7), SqliteEnv(difficulty=5).task("train", 7)
     assert a == b and a.reference.db == b.reference.db

@@ -143,8 +143,9 @@ def per_city(rng: random.Random, db: Database) -> Question:
 def having(rng: random.Random, db: Database) -> Question | None:
     d, n = db.domain, db.names
     counts = Counter(p[n.city] for p in db.rows(n.people))
-    # k equal to some city's count (so `>` differs) and below the largest (so some city qualifies)
-    ks = sorted({c for c in counts.values() if c < max(counts.values())})
+    # k equal to some city's count (so `>` differs), below the largest (so some city qualifies)
+    # and above the smallest (so some city doesn't, and a query without HAVING is wrong)
+    ks = sorted({c for c in counts.values() if min(counts.values()) < c < max(counts.values())})
     if not ks:
         return None
     k = rng.choice(ks)
