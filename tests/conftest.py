@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One thread per worker: two workers of two OpenMP threads each on two cores spin against
+    # each other (docs/benchmarks.md measured 5x slower). Children inherit it.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
 
