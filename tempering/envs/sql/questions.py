@@ -145,7 +145,8 @@ def having(rng: random.Random, db: Database) -> Question | None:
     counts = Counter(p[n.city] for p in db.rows(n.people))
     # k equal to some city's count (so `>` differs), below the largest (so some city qualifies)
     # and above the smallest (so some city doesn't, and a query without HAVING is wrong)
-    ks = sorted({c for c in counts.values() if min(counts.values()) < c < max(counts.values())})
+    lo, hi = min(counts.values()), max(counts.values())
+    ks = sorted({c for c in counts.values() if lo < c < hi})
     if not ks:
         return None
     k = rng.choice(ks)
