@@ -78,7 +78,8 @@ def run_demos(cfg: PipelineConfig, root: Path) -> dict:
     tok = AutoTokenizer.from_pretrained(resolve_path(cfg.model))
     mix = cfg.demo_mix()
     rows, per_env = demonstrations(mix, cfg.demos.tokens, chat_token_counter(tok), dict(cfg.demos.kinds),
-                                   {e: o for e, o in cfg.options.items() if e in mix}, cfg.seed)
+                                   {e: o for e, o in cfg.options.items() if e in mix}, cfg.seed,
+                                   max_len=cfg.stage_config("sft", cfg.model).data.max_len)
     overlap = humaneval_overlap(rows)  # HumanEval is measured as a domain nobody trains on: keep it so
     for i, problem in sorted(overlap.items()):
         next(e for e in per_env if e.env_id == rows[i]["env"]).drop(rows[i], f"overlaps {problem}")

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -73,7 +74,7 @@ class Example:
     mask: tuple[int, ...]
 
 
-def tokenize_chat(tok, messages: Sequence[Message], max_len: int) -> Example:
+def tokenize_chat(tok, messages: Sequence[Message]) -> Example:
     """Assistant-only loss mask: each assistant reply and its end-of-turn token are 1; system,
     user and template tokens are 0. Pieces are encoded separately at turn boundaries, so the
     mask lines up exactly with the tokens."""
@@ -95,7 +96,7 @@ def tokenize_chat(tok, messages: Sequence[Message], max_len: int) -> Example:
         done = closed
     if not any(mask):
         raise ConfigError("an sft example has no assistant message: every row needs at least one")
-    return Example(tuple(ids[:max_len]), tuple(mask[:max_len]))
+    return Example(tuple(ids), tuple(mask))
 
 
 @dataclass(frozen=True)
@@ -120,23 +121,34 @@ def tokenize_pair(tok, row: dict, where: str, end_token: bool = True) -> Pair:
 
 
 def load_examples(path, tok, max_len: int) -> list[Example]:
+    """The chat rows of `path` that fit in max_len tokens. Longer ones are dropped, not cut
+    (a cut conversation loses its last reply, the one that scored), and said so on stderr."""
     rows = read_rows(path)
     out = []
     for n, row in enumerate(rows, 1):
         if "messages" not in row:
             raise ConfigError(f"{path} row {n}: an sft row needs a 'messages' list (chat format)")
-        out.append(tokenize_chat(tok, _messages(row["messages"], f"{path} row {n}"), max_len))
-    return out
+        out.append(tokenize_chat(tok, _messages(row["messages"], f"{path} row {n}")))
+    return _fitting(out, lambda e: len(e.ids), max_len, path, "sft row")
+
+
+def _fitting(items: list, length: Callable, max_len: int, path, what: str) -> list:
+    kept = [x for x in items if length(x) <= max_len]
+    if not kept:
+        raise ConfigError(f"every {what} in {path} is longer than data.max_len ({max_len}): raise data.max_len")
+    if len(kept) < len(items):
+        longest = max(length(x) for x in items)
+        print(f"{path}: {len(items) - len(kept)} of {len(items)} {what}s are longer than data.max_len ({max_len}; "
+              f"the longest has {longest} tokens) and were dropped, not cut: raise data.max_len to keep them",
+              file=sys.stderr, flush=True)
+    return kept
 
 
 def load_pairs(path, tok, max_len: int, end_token: bool = True) -> list[Pair]:
     """Pairs whose prompt plus longer reply fit in max_len (longer ones are dropped, not cut:
     a cut reply may no longer be the better one)."""
     pairs = [tokenize_pair(tok, row, f"{path} row {n}", end_token) for n, row in enumerate(read_rows(path), 1)]
-    kept = [p for p in pairs if len(p.prompt) + max(len(p.chosen), len(p.rejected)) <= max_len]
-    if not kept:
-        raise ConfigError(f"every pair in {path} is longer than data.max_len ({max_len}): raise data.max_len")
-    return kept
+    return _fitting(pairs, lambda p: len(p.prompt) + max(len(p.chosen), len(p.rejected)), max_len, path, "pair")
 
 
 class Cursor:

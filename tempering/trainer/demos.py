@@ -97,9 +97,10 @@ def _plans(env, task: Task, kind: str, rng: random.Random) -> list[list[str]]:
 
 def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int], budget: int,
                        kinds: dict[str, float], options: dict | None = None, seed: int = 0,
-                       max_tasks: int = 5000) -> EnvDemos:
+                       max_tasks: int = 5000, max_len: int | None = None) -> EnvDemos:
     """Demonstrations for one env until `budget` tokens: each train task draws a kind with
-    the `kinds` weights (kinds the env cannot make fall back to single)."""
+    the `kinds` weights (kinds the env cannot make fall back to single). One longer than
+    `max_len` tokens (the SFT's data.max_len) is dropped: SFT could not train on it whole."""
     env = envs.make(env_id, **(options or {}))
     if not hasattr(env, "reference_response"):
         raise ConfigError(f"env {env_id} has no reference replies to demonstrate: pick an env with reference solutions")
@@ -125,6 +126,9 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
             out.dropped[f"{kind}: {dropped}"] += 1
             continue
         tokens = count_tokens(messages)
+        if max_len is not None and tokens > max_len:
+            out.dropped[f"{kind}: longer than sft.data.max_len ({max_len})"] += 1
+            continue
         out.rows.append({"messages": [m.as_dict() for m in messages], "task_id": task.id, "env": env_id,
                          "kind": kind, "tokens": tokens})
         out.tokens += tokens
@@ -133,7 +137,8 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
 
 
 def demonstrations(mix: dict[str, float], tokens: int, count_tokens, kinds: dict[str, float] | None = None,
-                   options: dict[str, dict] | None = None, seed: int = 0) -> tuple[list[dict], list[EnvDemos]]:
+                   options: dict[str, dict] | None = None, seed: int = 0,
+                   max_len: int | None = None) -> tuple[list[dict], list[EnvDemos]]:
     """Demonstrations for every env of `mix` (env id -> weight), `tokens` split by weight,
     shuffled together (seeded) so a batch mixes domains."""
     if not mix:
@@ -143,7 +148,7 @@ def demonstrations(mix: dict[str, float], tokens: int, count_tokens, kinds: dict
         raise ConfigError(f"sft.mix weights must be >= 0 with a positive sum, got {mix}")
     kinds = kinds or {"single": 1.0}
     per_env = [env_demonstrations(env_id, count_tokens, int(tokens * w / total), kinds, (options or {}).get(env_id),
-                                  seed) for env_id, w in mix.items() if w > 0]
+                                  seed, max_len=max_len) for env_id, w in mix.items() if w > 0]
     rows = [row for e in per_env for row in e.rows]
     random.Random(f"demos|{seed}").shuffle(rows)
     return rows, per_env
@@ -153,7 +158,7 @@ def chat_token_counter(tokenizer) -> Callable[[list[Message]], int]:
     """Tokens of a conversation as training sees it (the chat template applied)."""
     from tempering.trainer.data import tokenize_chat
 
-    return lambda messages: len(tokenize_chat(tokenizer, messages, max_len=1 << 30).ids)
+    return lambda messages: len(tokenize_chat(tokenizer, messages).ids)
 
 
 def humaneval_overlap(rows: Sequence[dict]) -> dict[int, str]:

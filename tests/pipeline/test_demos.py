@@ -45,6 +45,17 @@ def test_every_demonstration_replays_to_reward_one(env_id, shared_sandbox):
             assert len(replies) == 2 and replies[0] != replies[1]
 
 
+def test_demonstrations_longer_than_the_sft_max_len_are_dropped_and_counted():
+    unbounded = env_demonstrations("math/arith-v1", _words, budget=10**6, kinds={"single": 1.0}, max_tasks=20)
+    cap = sorted(r["tokens"] for r in unbounded.rows)[10]  # about half are longer
+    capped = env_demonstrations("math/arith-v1", _words, budget=10**6, kinds={"single": 1.0}, max_tasks=20,
+                                max_len=cap)
+    longer = sum(r["tokens"] > cap for r in unbounded.rows)
+    assert longer > 0 and all(r["tokens"] <= cap for r in capped.rows)
+    assert capped.dropped == {f"single: longer than sft.data.max_len ({cap})": longer}
+    assert len(capped.rows) + longer == len(unbounded.rows)
+
+
 @pytest.mark.parametrize("env_id", ["terminal/repo-v1", "finance/filings-long-v1"])
 def test_tool_demonstrations_replay_with_the_tools_real_outputs(env_id, shared_sandbox):
     demos = env_demonstrations(env_id, _words, budget=10**6, kinds={"tool": 1.0}, max_tasks=2)

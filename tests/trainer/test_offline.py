@@ -54,7 +54,7 @@ def test_sft_mask_covers_assistant_replies_and_their_end_tokens_only(tiny):
     tok = tiny.tokenizer
     msgs = [Message("system", "Be brief."), Message("user", "2+2?"), Message("assistant", "4"),
             Message("user", "and 3+3?"), Message("assistant", "6")]
-    ex = tokenize_chat(tok, msgs, 512)
+    ex = tokenize_chat(tok, msgs)
     learned = tok.decode([t for t, m in zip(ex.ids, ex.mask) if m])
     assert learned == "4<|im_end|>6<|im_end|>"
     assert tok.decode(ex.ids) == tok.apply_chat_template([m.as_dict() for m in msgs], tokenize=False)
@@ -101,6 +101,23 @@ def test_dpo_and_reward_model_learn_the_pairs(tmp_path, pairs_file):
         metrics = train(cfg, run, steps=6, progress=False)
         assert metrics[-1]["loss"] < metrics[0]["loss"], algorithm
         assert metrics[-1][key] >= 0.75, (algorithm, [m[key] for m in metrics])
+
+
+def test_sft_rows_longer_than_max_len_are_dropped_not_cut(tmp_path, tiny, capsys):
+    from tempering.trainer.data import load_examples
+
+    path = tmp_path / "sft.jsonl"
+    short = [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}]
+    long = [{"role": "user", "content": "count: " + " ".join(map(str, range(200)))}, {"role": "assistant", "content": "200"}]
+    write_jsonl([{"messages": short}, {"messages": long}, {"messages": short}], path)
+    full = load_examples(path, tiny.tokenizer, 4096)
+    assert len(full) == 3
+    limit = len(full[0].ids)
+    kept = load_examples(path, tiny.tokenizer, limit)
+    assert kept == [full[0], full[2]]  # whole, with their replies; the long one gone, not cut
+    assert f"1 of 3 sft rows are longer than data.max_len ({limit}" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="every sft row .* is longer than data.max_len"):
+        load_examples(path, tiny.tokenizer, limit - 1)
 
 
 def test_bad_data_files_get_one_clear_error(tmp_path, tiny):
