@@ -124,6 +124,21 @@ def test_repair_ends_after_max_turns_with_the_hidden_score(repair):
     assert last.terminated and last.reward < 1.0 and not last.info["passed"]
 
 
+def test_repair_status_is_the_hidden_verdict_not_the_examples(repair):
+    """A reply that answers the prompt's examples by rote passes them and fails the hidden
+    tests: the episode's status says failed (the examples' own result is visible_status)."""
+    task = _task(repair)
+    table = {c["args"][0]: c["expected"] for c in task.reference.metadata["visible"]}
+    rote = f"```python\ndef count_vowels(s):\n    return {table!r}.get(s, -1)\n```"
+    repair.reset(task)
+    end = repair.step(rote)
+    assert end.terminated and not end.info["passed"]
+    assert (end.info["visible_status"], end.info["status"]) == ("passed", "failed")
+    repair.reset(task)
+    right = repair.step(RIGHT)
+    assert (right.info["visible_status"], right.info["status"], right.info["passed"]) == ("passed", "passed", True)
+
+
 def test_repair_reward_options(shared_sandbox):
     env = RepairEnv(max_turns=3, reward="binary", turn_cost=0.1)
     env.reset(_task(env))

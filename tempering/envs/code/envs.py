@@ -137,5 +137,7 @@ class RepairEnv(SynthEnv):
         hidden = self.verify(task, action)
         value = hidden.value if self.reward == "fraction" else float(hidden.passed)
         self._task = None
+        # the episode's status is the final verdict's (hidden tests), not the visible examples'
         return StepResult((), value - self.turn_cost * (self._turn - 1), True, False,
-                          {**info, "passed": hidden.passed, "hidden": hidden.details})
+                          {**info, "status": hidden.details.get("status"), "visible_status": d.get("status"),
+                           "passed": hidden.passed, "hidden": hidden.details})
