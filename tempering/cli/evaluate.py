@@ -22,7 +22,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from tempering.rollout import HFClient
 
     envs.import_envs(args.imports)
-    env = envs.make(args.env)  # fail on a bad env id before loading a model
+    options = env_options(args.options)
+    env = envs.make(args.env, **options)  # fail on a bad env id or option before loading a model
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
     if args.samples > 1 or args.k:
@@ -51,12 +52,28 @@ def run_eval(args: argparse.Namespace) -> int:
             raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
         loaded = load(args.model)
         result = evaluate_episodes(HFClient(loaded.model, loaded.tokenizer), args.env, args.split, args.n,
-                                   args.max_turns, args.max_new_tokens)
+                                   args.max_turns, args.max_new_tokens, options)
         return _report(result, result.summary() + f" within {args.max_turns} replies", args, f"-turns{args.max_turns}")
     loaded = load(args.model)
     result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
                       max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
     return _report(result, result.summary(), args, "")
+
+
+def env_options(items: list[str]) -> dict:
+    """["difficulty=3", "max_turns=1"] as constructor options (values parsed as YAML scalars)."""
+    import yaml
+
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.isidentifier():
+            raise ConfigError(f"malformed --option {item!r}: write --option name=value, e.g. --option difficulty=3")
+        try:
+            out[key] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            out[key] = raw
+    return out
 
 
 def _report(result, summary: str, args: argparse.Namespace, suffix: str) -> int:

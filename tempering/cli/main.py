@@ -283,6 +283,9 @@ def _add_eval(sub) -> None:
     e.add_argument("--workers", type=int, default=1, help="terminal: tasks run at once (default 1)")
     e.add_argument("--max-turns", type=int, help="replies per episode: multi-turn envs (finance, sql, cad, code/repair) "
                                               "play greedy episodes with feedback; terminal --agent model (default 20)")
+    e.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
+                   help="an env constructor option, as a pipeline's `options` gives it, e.g. difficulty=3 "
+                        "(repeatable)")
     e.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
                    help="import a module that registers envs of your own first (repeatable)")
     e.set_defaults(func=_cmd_eval)

@@ -48,6 +48,20 @@ def test_eval_prints_accuracy_with_interval_and_writes_json(tmp_path, capsys):
     assert result["n"] == 4 and len(result["items"]) == 4 and 0 <= result["ci_low"] <= result["accuracy"] <= result["ci_high"]
 
 
+def test_eval_passes_env_options_as_a_pipeline_does(tmp_path):
+    """--option difficulty=1 evaluates the env built with it: only difficulty-1 question families."""
+    from tempering import envs
+
+    easy = {envs.make("sql/sqlite-v1", difficulty=1).task("test", i).metadata["family"] for i in range(40)}
+    out = tmp_path / "e.json"
+    assert main(["eval", "--model", "tiny-random", "--env", "sql/sqlite-v1", "--option", "difficulty=1",
+                 "--max-turns", "1", "--n", "6", "--max-new-tokens", "4", "--out", str(out)]) == 0
+    families = {i["family"] for i in json.loads(out.read_text())["items"]}
+    default = {envs.make("sql/sqlite-v1").task("test", i).metadata["family"] for i in range(6)}
+    assert not default <= easy  # without the option these six tasks would not all be easy ones
+    assert families and families <= easy
+
+
 @pytest.mark.parametrize("args, expected", [
     (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temprature=0.5"], "unknown config key 'rollout.temprature'. Valid keys:"),
     (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temperature"], "malformed --set"),
@@ -61,6 +75,9 @@ def test_eval_prints_accuracy_with_interval_and_writes_json(tmp_path, capsys):
     (["train", "--resume", "/no/such/run"], "is not a run directory"),
     (["eval", "--model", "/no/such/model", "--env", "math/arith-v1"], "model '/no/such/model' not found"),
     (["eval", "--model", "tiny-random", "--env", "nope"], "unknown env id 'nope'"),
+    (["eval", "--model", "tiny-random", "--env", "sql/sqlite-v1", "--option", "nope=1"], "has no option 'nope'"),
+    (["eval", "--model", "tiny-random", "--env", "sql/sqlite-v1", "--option", "difficulty=9"], "difficulty must be"),
+    (["eval", "--model", "tiny-random", "--env", "sql/sqlite-v1", "--option", "difficulty"], "malformed --option"),
 ])
 def test_user_mistakes_exit_2_with_one_clear_line(args, expected, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(REPO)
