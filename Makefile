@@ -26,10 +26,10 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(VENV)/bin/temper demo
 
-# One process: in two pytest-xdist workers (11 min against 19 on 2 cores) the sandbox's host
-# guard can see the other worker's sandboxed processes as escapees (docs/benchmarks.md).
+# pytest-xdist, one worker per core (at most 4): 12 min against 19 in one process on 2 cores
+# (docs/benchmarks.md). `$(PY) -m pytest -q` runs it in one process.
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto --maxprocesses 4
 
 # The suite three times beside a CPU hog on every core, then once under nice -n 19 (tests/loaded.py).
 test-loaded: setup

@@ -162,7 +162,12 @@ def foreign_nobody() -> frozenset[tuple[int, bytes]]:
                      if p.uid == NOBODY and not servers & set(ancestors(p.pid, procs)))
 
 
-def lasting_foreign(before: frozenset[tuple[int, bytes]], window_s: float = GENEROUS_S) -> frozenset:
+# How long a foreign process must stay to count: another worker's spawn or exit takes
+# milliseconds; an escapee stays until someone kills it.
+FOREIGN_WINDOW_S = 15
+
+
+def lasting_foreign(before: frozenset[tuple[int, bytes]], window_s: float = FOREIGN_WINDOW_S) -> frozenset:
     """The foreign uid-65534 processes not in `before` that are still there, same pid and
     still outside every server, at each re-read over `window_s`. Under pytest-xdist another
     worker's sandboxed processes look foreign for a moment (caught mid-spawn or mid-exit, a

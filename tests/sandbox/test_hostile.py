@@ -137,7 +137,7 @@ def in_thread(fn):
 
 def test_host_check_catches_leftovers(sandbox, host):
     """The harness itself: a stray uid-65534 process and a planted file are noticed."""
-    stray = subprocess.Popen(["sleep", "30"], user=NOBODY, group=NOBODY)
+    stray = subprocess.Popen(["sleep", "600"], user=NOBODY, group=NOBODY)  # outlives the guard's re-reads
     planted = Path("/tmp/hostile-pwned")
     try:
         with pytest.raises(AssertionError, match="uid 65534 processes outside"):

@@ -201,7 +201,7 @@ def test_host_guard_flags_a_lasting_foreign_process_not_a_passing_one(foreign_le
     reaper = threading.Thread(target=passing.wait)  # reaped once it exits, as a server reaps its slots
     reaper.start()
     try:
-        left = {pid for pid, _ in foreign_left(before, window_s=20)}
+        left = {pid for pid, _ in foreign_left(before, window_s=10)}
         assert stays.pid in left and passing.pid not in left, (left, stays.pid, passing.pid)
     finally:
         stays.kill()
