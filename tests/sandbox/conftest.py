@@ -204,13 +204,20 @@ def cgroup_dirs(server_pid: int) -> list[Path]:
 
 def dead_server_groups() -> set[str]:
     """tempering-<pid> cgroup directories whose server no longer runs (leaked)."""
+    def subdirs(d: Path) -> list[Path]:
+        # another process's server (another pytest-xdist worker's) may remove its group meanwhile
+        try:
+            return [p for p in d.iterdir() if p.is_dir()]
+        except OSError:
+            return []
+
     out = set()
     for ctl in ("memory", "pids", "cpuacct"):
         root = Path("/sys/fs/cgroup") / ctl
         if not root.is_dir():
             continue
-        for parent in [root, *[p for p in root.iterdir() if p.is_dir()]]:
-            for sub in [parent, *[p for p in parent.iterdir() if p.is_dir()]]:
+        for parent in [root, *subdirs(root)]:
+            for sub in [parent, *subdirs(parent)]:
                 try:
                     entries = list(sub.iterdir())
                 except OSError:
