@@ -49,6 +49,20 @@ class PipelineEval:
 
 
 @dataclass(frozen=True)
+class Sampled:
+    tokens: int = 10_000
+    """Tokens of the base model's own verified replies to keep for this env."""
+    samples: int = 1
+    """Replies drawn per train task; the first that scores 1 is kept."""
+    temperature: float = 0.0
+    """0 is greedy (SmolLM2-135M passes far more often greedy than at 0.7)."""
+    max_new_tokens: int = 160
+    """Tokens per reply, as the env is evaluated with."""
+    max_tasks: int = 2000
+    """Train tasks tried at most."""
+
+
+@dataclass(frozen=True)
 class Demos:
     tokens: int = 100_000
     """Demonstration tokens in all (training time is proportional to them), split by mix weight."""
@@ -56,6 +70,9 @@ class Demos:
     """Env id -> weight; empty takes every env of eval.envs at weight 1."""
     kinds: dict[str, float] = field(default_factory=lambda: {"single": 1.0, "repair": 1.0, "tool": 1.0})
     """single (prompt, reference), repair (wrong try, real feedback, fix), tool (tool calls, answer): weights."""
+    sampled: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Env id -> Sampled fields: the base model's own replies to train tasks, kept where they
+    score 1, so SFT keeps a skill the base model has (on top of `tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +95,9 @@ class PipelineConfig:
     def env_evals(self, group: str = "envs") -> dict[str, EnvEval]:
         table = self.eval.envs if group == "envs" else self.eval.watch
         return {env_id: build(EnvEval, spec or {}) for env_id, spec in table.items()}
+
+    def sampled(self) -> dict[str, Sampled]:
+        return {env_id: build(Sampled, spec or {}) for env_id, spec in self.demos.sampled.items()}
 
     def demo_mix(self) -> dict[str, float]:
         return dict(self.demos.mix) or {env_id: 1.0 for env_id in self.eval.envs}
@@ -108,6 +128,7 @@ def load_pipeline(path: str | Path, overrides: list[str] | None = None) -> tuple
     cfg = build(PipelineConfig, data)
     if not cfg.eval.envs:
         raise ConfigError("the pipeline measures nothing: list the domains under eval.envs (env id -> {n, max_turns})")
+    cfg.sampled()  # a misspelt field fails now too
     for stage in ("sft", "rl"):
         cfg.stage_config(stage, cfg.model)  # fail now, not after an hour of baseline eval
     return cfg, data

@@ -10,6 +10,7 @@ own outputs there, and can be run again after a crash: finished pieces are kept.
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -77,9 +78,14 @@ def run_demos(cfg: PipelineConfig, root: Path) -> dict:
 
     tok = AutoTokenizer.from_pretrained(resolve_path(cfg.model))
     mix = cfg.demo_mix()
+    max_len = cfg.stage_config("sft", cfg.model).data.max_len
     rows, per_env = demonstrations(mix, cfg.demos.tokens, chat_token_counter(tok), dict(cfg.demos.kinds),
-                                   {e: o for e, o in cfg.options.items() if e in mix}, cfg.seed,
-                                   max_len=cfg.stage_config("sft", cfg.model).data.max_len)
+                                   {e: o for e, o in cfg.options.items() if e in mix}, cfg.seed, max_len=max_len)
+    if cfg.demos.sampled:
+        sampled = _sampled_demos(cfg, chat_token_counter(tok), max_len)
+        per_env += sampled
+        rows += [row for e in sampled for row in e.rows]
+        random.Random(f"demos|{cfg.seed}|sampled").shuffle(rows)
     overlap = humaneval_overlap(rows)  # HumanEval is measured as a domain nobody trains on: keep it so
     for i, problem in sorted(overlap.items()):
         next(e for e in per_env if e.env_id == rows[i]["env"]).drop(rows[i], f"overlaps {problem}")
@@ -96,6 +102,20 @@ def run_demos(cfg: PipelineConfig, root: Path) -> dict:
         print(f"[demos] {s['env']}: {s['kept']} kept ({s['tokens']} tokens, {s['kinds']}), dropped {s['dropped'] or 0}",
               flush=True)
     return {"demos": summary}
+
+
+def _sampled_demos(cfg: PipelineConfig, count_tokens, max_len: int) -> list:
+    """The base model's own verified replies for every env of demos.sampled."""
+    from tempering.models import load
+    from tempering.rollout import HFClient
+    from tempering.trainer.demos import sampled_demonstrations
+
+    loaded = load(cfg.model)
+    client = HFClient(loaded.model, loaded.tokenizer)
+    return [sampled_demonstrations(env_id, client, count_tokens, spec.tokens, spec.samples, spec.temperature,
+                                   spec.max_new_tokens, cfg.options.get(env_id), cfg.seed, spec.max_tasks,
+                                   cfg.eval.batch_size, max_len)
+            for env_id, spec in cfg.sampled().items()]
 
 
 def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuffle: bool = False,

@@ -10,6 +10,7 @@ from tempering.eval.stats import paired
 from tempering.pipeline.config import PipelineConfig
 from tempering.pipeline.stages import eval_file, eval_splits
 
+WATCH_LABEL = {False: " (not trained)", True: " (SFT replays the base's own verified replies)"}
 COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"))
 
 
@@ -39,7 +40,8 @@ def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
                                               "points": 100 * (found[b]["accuracy"] - found[a]["accuracy"])}
                 for v in found.values():
                     del v["passed"]
-                out.setdefault(env_id, {})[split] = {"group": group, "points": found, "paired": tests}
+                out.setdefault(env_id, {})[split] = {"group": group, "points": found, "paired": tests,
+                                                     "replayed": env_id in cfg.demos.sampled}
     return out
 
 
@@ -65,7 +67,7 @@ def report_lines(state: dict) -> list[str]:
                 t = tests.get(key)
                 return "—" if t is None else f"{t['points']:+.1f} (p={t['p']:.3g})"
 
-            name = env_id + (" (not trained)" if s["group"] == "watch" else "")
+            name = env_id + (WATCH_LABEL[bool(s.get("replayed"))] if s["group"] == "watch" else "")
             lines.append(f"| {name} | {split} | " + " | ".join(_cell(s["points"].get(p)) for p in points) +
                          f" | {delta('base->sft')} | {delta('sft->rl')} | {delta('sft->rl-shuffled')} |")
     lines += ["", "| stage | status | minutes | CPU-hours | peak RSS (GB) |", "|---|---|---|---|---|"]

@@ -47,10 +47,11 @@ class ScriptedClient:
                                  f"{len(self.replies)} replies scripted")
         text = self.replies[min(index, len(self.replies) - 1)]
         ids = self.tokenizer.encode(text, add_special_tokens=False)
+        reason = "length" if index in self.cut else "stop"
         if index not in self.cut:
             ids.append(self.tokenizer.convert_tokens_to_ids(self.end_token))
         if len(ids) > params.max_new_tokens:
-            ids = ids[: params.max_new_tokens]
+            ids, reason = ids[: params.max_new_tokens], "length"
             text = self.tokenizer.decode(ids, skip_special_tokens=True)
         return Completion(text=text, prompt_ids=tuple(prompt_ids), token_ids=tuple(ids),
-                          logprobs=tuple(-0.5 for _ in ids), finish_reason="stop")
+                          logprobs=tuple(-0.5 for _ in ids), finish_reason=reason)

@@ -8,6 +8,10 @@
              output, then the answer: finance/filings-long-v1 reads the sections that hold
              the figures; terminal/repo-v1 runs the tests, patches the bug's lines in place,
              runs the tests again, DONE
+    sampled  the model's own replies to train tasks, kept only where they score 1 (rejection
+             sampling, `sampled_demonstrations`): replaying them keeps a skill the model
+             already has, in its own words, where reference replies in other domains would
+             overwrite it (SFT on code-only data turns every reply into a code block)
 
 Every demonstration is played through a fresh env episode, reply by reply, and kept only
 when its last reply ends the episode with reward 1; what was dropped is counted by reason.
@@ -28,6 +32,7 @@ from tempering.errors import ConfigError, DataLeakError
 from tempering.types import Message, Task
 
 KINDS = ("single", "repair", "tool")
+SAMPLED = "sampled"
 TRAIN = "train"
 MAX_TRIES = 4
 """Wrong first attempts tried per repair demonstration before the task is dropped."""
@@ -133,6 +138,55 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
                          "kind": kind, "tokens": tokens})
         out.tokens += tokens
         out.kinds[kind] += 1
+    return out
+
+
+def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Message]], int], budget: int,
+                           samples: int = 1, temperature: float = 0.0, max_new_tokens: int = 160,
+                           options: dict | None = None, seed: int = 0, max_tasks: int = 2000,
+                           batch_size: int = 32, max_len: int | None = None) -> EnvDemos:
+    """The model behind `client` answers train tasks of `env_id` (`samples` replies each, at
+    `temperature`; 0 is greedy) until `budget` tokens are kept; a task gives at most one row,
+    its first reply that ended on its own (not cut at `max_new_tokens`) and replays through a
+    fresh episode to reward 1. Drops are counted like the reference demonstrations': no
+    finished reply scored 1, or longer than `max_len`."""
+    from tempering.types import SamplingParams
+
+    if samples < 1 or max_new_tokens < 1:
+        raise ConfigError(f"demos.sampled.{env_id}: samples and max_new_tokens must be >= 1, "
+                          f"got {samples} and {max_new_tokens}")
+    env = envs.make(env_id, **(options or {}))
+    params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples, seed=seed)
+    out = EnvDemos(env_id)
+    for start in range(0, max_tasks, batch_size):
+        if out.tokens >= budget:
+            break
+        tasks = [env.task(TRAIN, i) for i in range(start, min(start + batch_size, max_tasks))]
+        completions = client.generate([t.prompt for t in tasks], params)
+        for i, task in enumerate(tasks):
+            if out.tokens >= budget:
+                break
+            out.tasks_tried += 1
+            replies = completions[i * samples:(i + 1) * samples]
+            kept = None
+            for reply in replies:
+                if reply.finish_reason == "length":  # its last number passed by luck, not as an answer
+                    continue
+                messages, dropped = _replay(env, task, [reply.text])
+                if dropped is None:
+                    kept = messages
+                    break
+            if kept is None:
+                out.dropped[f"{SAMPLED}: no finished reply of {samples} scored 1"] += 1
+                continue
+            tokens = count_tokens(kept)
+            if max_len is not None and tokens > max_len:
+                out.dropped[f"{SAMPLED}: longer than sft.data.max_len ({max_len})"] += 1
+                continue
+            out.rows.append({"messages": [m.as_dict() for m in kept], "task_id": task.id, "env": env_id,
+                             "kind": SAMPLED, "tokens": tokens})
+            out.tokens += tokens
+            out.kinds[SAMPLED] += 1
     return out
 
 

@@ -126,3 +126,24 @@ def test_rows_that_meet_humaneval_by_coincidence_are_found():
                                     {"role": "assistant", "content": f"```python\ndef gcd(a, b):\n{body}```"}],
                        "task_id": "code/synth-v1/train/5", "env": "code/synth-v1", "kind": "single", "tokens": 9}]
     assert humaneval_overlap(rows) == {len(rows) - 1: "HumanEval/13"}
+
+
+def test_sampled_demonstrations_keep_only_finished_replies_that_score_one(tiny):
+    """Rejection sampling: of each task's replies the first that ended on its own and scores
+    1 is kept; a right number cut at max_new_tokens, or a wrong one, keeps nothing."""
+    from tempering.rollout.fake import ScriptedClient
+    from tempering.trainer.demos import sampled_demonstrations
+
+    env = envs.make("math/arith-v1")
+    right = [env.reference_response(env.task("train", i)) for i in range(4)]
+    # task 0: wrong, then right (kept); task 1: wrong twice; task 2: right but cut; task 3: right
+    replies = ["Answer: -1", right[0], "Answer: -1", "Answer: -2", right[2], right[2], right[3], "Answer: -1"]
+    client = ScriptedClient(tiny.tokenizer, replies, cut={4, 5})
+    demos = sampled_demonstrations("math/arith-v1", client, _words, budget=10**6, samples=2, max_tasks=4,
+                                   batch_size=4)
+    assert [r["task_id"] for r in demos.rows] == [env.task("train", i).id for i in (0, 3)]
+    assert [r["messages"][-1]["content"] for r in demos.rows] == [right[0], right[3]]
+    assert {r["kind"] for r in demos.rows} == {"sampled"}
+    assert demos.dropped == {"sampled: no finished reply of 2 scored 1": 2}
+    assert demos.tasks_tried == 4 and demos.tokens == sum(r["tokens"] for r in demos.rows)
+    assert len(client.prompts) == 8  # every task asked for both replies in one batch

@@ -74,6 +74,9 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     assert "beta: 0.04" in rl_cfg and stages["sft"]["checkpoint"] in rl_cfg  # KL to the SFT model
     assert "shuffle: true" in (run / "rl-shuffled" / "config.yaml").read_text()
     assert stages["demos"]["demos"]["split_guard"]["leaks"] == 0
+    sampled = next(e for e in stages["demos"]["demos"]["per_env"] if e["env"] == "math/arith-v1")
+    assert sampled["tasks_tried"] == 8  # the base model answered every task it was given
+    assert sampled["kept"] + sum(sampled["dropped"].values()) == 8
     sql = state["results"]["sql/sqlite-v1"]["test"]
     assert set(sql["points"]) == {"base", "sft", "rl", "rl-shuffled"}
     assert sql["points"]["base"]["n"] == 4 and 0 <= sql["points"]["base"]["ci"][0] <= sql["points"]["base"]["ci"][1]
@@ -81,6 +84,7 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     assert state["results"]["code/humaneval-v1"]["test"]["group"] == "watch"
     report = (run / "report.md").read_text()
     assert "| sql/sqlite-v1 | test |" in report and "| code/humaneval-v1 (not trained) | test |" in report
+    assert "| math/arith-v1 (SFT replays the base's own verified replies) | test |" in report
     html = (run / "rl" / "report.html").read_text()  # the stage's HTML report carries the pipeline's table
     assert "<td>sql/sqlite-v1</td><td>test</td><td>rl-shuffled</td>" in html
 
