@@ -62,17 +62,14 @@ def run_eval(args: argparse.Namespace) -> int:
 
 def env_options(items: list[str]) -> dict:
     """["difficulty=3", "max_turns=1"] as constructor options (values parsed as YAML scalars)."""
-    import yaml
+    from tempering.config.load import scalar
 
     out = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.isidentifier():
             raise ConfigError(f"malformed --option {item!r}: write --option name=value, e.g. --option difficulty=3")
-        try:
-            out[key] = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            out[key] = raw
+        out[key] = scalar(raw)
     return out
 
 

@@ -108,6 +108,17 @@ def from_dict(data: dict, overrides: list[str] | None = None) -> Config:
     return resolve(_build(Config, _merge(data, parse_set(overrides or [])), ""))
 
 
+def scalar(raw: str):
+    """A command-line value as YAML reads it (3 -> int, [a, b] -> list, true -> bool), or the
+    text itself where it is not valid YAML; empty stays the empty string."""
+    if not raw:
+        return ""
+    try:
+        return yaml.safe_load(raw)
+    except yaml.YAMLError:
+        return raw
+
+
 def parse_set(items: list[str]) -> dict:
     """Turn ["a.b=1", "c=x"] into a nested dict; values are parsed as YAML scalars."""
     tree: dict = {}
@@ -115,10 +126,7 @@ def parse_set(items: list[str]) -> dict:
         key, sep, raw = item.partition("=")
         if not sep or not key or any(not part for part in key.split(".")):
             raise ConfigError(f"malformed --set {item!r}: write --set section.key=value, e.g. --set rollout.temperature=0.7")
-        try:
-            value = yaml.safe_load(raw) if raw else ""
-        except yaml.YAMLError:
-            value = raw
+        value = scalar(raw)
         node = tree
         *parents, leaf = key.split(".")
         for part in parents:
