@@ -39,7 +39,9 @@ class PipelineEval:
     envs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Env id -> EnvEval fields: the domains trained on and measured at every stage."""
     watch: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Env id -> EnvEval fields: measured at every stage, never trained on (HumanEval; the arithmetic regression set)."""
+    """Env id -> EnvEval fields: measured at every stage, in no demonstration mix and no RL mix
+    (HumanEval; the arithmetic regression set). One listed in demos.sampled as well is
+    replayed in SFT (the base model's own replies), and the report says so."""
     splits: tuple[str, ...] = ("test", "unseen")
     """Held-out splits measured per env: test (new instances) and unseen (held-out schemas, families, layouts)."""
     max_new_tokens: int = 160
