@@ -81,16 +81,21 @@ def test_packing_gives_the_padded_batch_loss(tiny, sft_file):
 @pytest.mark.parametrize("algorithm", ["sft", "dpo", "reward_model"])
 def test_accumulation_1x8_equals_8x1(tmp_path, algorithm, sft_file, pairs_file):
     data = sft_file if algorithm == "sft" else pairs_file
-    weights = []
+    weights, norms = [], []
     for bs, accum in ((8, 1), (1, 8)):
         cfg = _cfg(algorithm, data, **{"data.batch_size": bs, "optim.grad_accum": accum, "data.shuffle": "false"})
         run = tmp_path / f"{bs}x{accum}"
         prepare_run(cfg, run)
         (m,) = train(cfg, run, steps=1, progress=False)
         assert m["grad_norm"] > 0
+        norms.append(m["grad_norm"])
         weights.append(load_file(run / "checkpoints" / "step-1" / "model.safetensors"))
+    assert norms[0] == pytest.approx(norms[1], rel=1e-4)  # the same gradient, at the same scale
+    # Adam divides each element's step by its own gradient's size, so where that gradient is
+    # near zero the summation order's float noise moves the step: weights agree to 1% of a
+    # step (lr = 1e-3), not to 1e-6 (seen: 3e-6 on one element of 21 tensors on one machine)
     a, b = weights
-    assert all(torch.allclose(a[k], b[k], atol=1e-6, rtol=1e-4) for k in a)
+    assert all(torch.allclose(a[k], b[k], atol=1e-5, rtol=1e-4) for k in a)
 
 
 def test_dpo_and_reward_model_learn_the_pairs(tmp_path, pairs_file):
