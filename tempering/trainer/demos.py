@@ -49,6 +49,17 @@ class EnvDemos:
     dropped: Counter = field(default_factory=Counter)
     tasks_tried: int = 0
 
+    def keep(self, messages: list[Message], task: Task, kind: str, tokens: int, max_len: int | None) -> None:
+        """Add a verified conversation as a row, unless it is longer than `max_len` tokens
+        (the SFT's data.max_len: SFT could not train on it whole), which is counted as dropped."""
+        if max_len is not None and tokens > max_len:
+            self.dropped[f"{kind}: longer than sft.data.max_len ({max_len})"] += 1
+            return
+        self.rows.append({"messages": [m.as_dict() for m in messages], "task_id": task.id, "env": self.env_id,
+                          "kind": kind, "tokens": tokens})
+        self.tokens += tokens
+        self.kinds[kind] += 1
+
     def drop(self, row: dict, why: str) -> None:
         """Take a kept row back out, counting why."""
         self.rows.remove(row)
@@ -130,14 +141,7 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
         if dropped is not None:
             out.dropped[f"{kind}: {dropped}"] += 1
             continue
-        tokens = count_tokens(messages)
-        if max_len is not None and tokens > max_len:
-            out.dropped[f"{kind}: longer than sft.data.max_len ({max_len})"] += 1
-            continue
-        out.rows.append({"messages": [m.as_dict() for m in messages], "task_id": task.id, "env": env_id,
-                         "kind": kind, "tokens": tokens})
-        out.tokens += tokens
-        out.kinds[kind] += 1
+        out.keep(messages, task, kind, count_tokens(messages), max_len)
     return out
 
 
@@ -179,14 +183,7 @@ def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Mes
             if kept is None:
                 out.dropped[f"{SAMPLED}: no finished reply of {samples} scored 1"] += 1
                 continue
-            tokens = count_tokens(kept)
-            if max_len is not None and tokens > max_len:
-                out.dropped[f"{SAMPLED}: longer than sft.data.max_len ({max_len})"] += 1
-                continue
-            out.rows.append({"messages": [m.as_dict() for m in kept], "task_id": task.id, "env": env_id,
-                             "kind": SAMPLED, "tokens": tokens})
-            out.tokens += tokens
-            out.kinds[SAMPLED] += 1
+            out.keep(kept, task, SAMPLED, count_tokens(kept), max_len)
     return out
 
 
