@@ -8,6 +8,7 @@ model), so 1 micro-batch of 8 and 8 micro-batches of 1 give the same gradient.
 
 from __future__ import annotations
 
+import math
 import time
 
 import torch
@@ -161,17 +162,32 @@ def pair_accuracy(model, pairs, pad_id: int, batch: int = 16) -> float:
     return right / len(pairs)
 
 
-def make_offline_step(cfg: Config, loaded, optimizer, scheduler):
-    """The step its recipe asks for: SFT on chat rows, a reward model on pairs, or DPO on
-    pairs against a frozen copy of the start."""
-    tok, d = loaded.tokenizer, cfg.data
-    recipe = RECIPES[cfg.algorithm.name]
+def offline_items(cfg: Config, tok) -> list:
+    """The data file's rows as its recipe trains on them: chat examples for sft, pairs for
+    dpo and the reward model (rows longer than data.max_len dropped, said on stderr)."""
+    d, recipe = cfg.data, RECIPES[cfg.algorithm.name]
     if recipe.data == "sft":
-        return SFTStep(cfg, loaded.model, tok, optimizer, scheduler, load_examples(d.path, tok, d.max_len))
+        return load_examples(d.path, tok, d.max_len)
+    return load_pairs(d.path, tok, d.max_len, end_token=recipe.head != "reward")
+
+
+def epoch_steps(cfg: Config, rows: int) -> int:
+    """Optimiser steps for train.epochs passes over `rows` (each step takes batch_size x grad_accum)."""
+    return max(1, math.ceil(cfg.train.epochs * rows / (cfg.data.batch_size * cfg.optim.grad_accum)))
+
+
+def make_offline_step(cfg: Config, loaded, optimizer, scheduler, items: list | None = None):
+    """The step its recipe asks for: SFT on chat rows, a reward model on pairs, or DPO on
+    pairs against a frozen copy of the start; `items` are offline_items, loaded if not given."""
+    tok = loaded.tokenizer
+    recipe = RECIPES[cfg.algorithm.name]
+    items = offline_items(cfg, tok) if items is None else items
+    if recipe.data == "sft":
+        return SFTStep(cfg, loaded.model, tok, optimizer, scheduler, items)
     if recipe.head == "reward":
-        return RewardModelStep(cfg, loaded.model, tok, optimizer, scheduler, load_pairs(d.path, tok, d.max_len, end_token=False))
+        return RewardModelStep(cfg, loaded.model, tok, optimizer, scheduler, items)
     from tempering.models import load
 
     reference = load(cfg.model.name, cfg.model.dtype, cfg.model.device).model
     reference.requires_grad_(False)
-    return DPOStep(cfg, loaded.model, tok, optimizer, scheduler, load_pairs(d.path, tok, d.max_len), reference)
+    return DPOStep(cfg, loaded.model, tok, optimizer, scheduler, items, reference)

@@ -33,12 +33,13 @@ from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, 
 from tempering.trainer.validate import validate
 
 
-def _optimizer(cfg: Config, model: torch.nn.Module):
-    """AdamW over the trainable weights, with linear warm-up then a constant or cosine rate."""
+def _optimizer(cfg: Config, model: torch.nn.Module, steps: int | None = None):
+    """AdamW over the trainable weights, with linear warm-up then a constant or cosine rate
+    that reaches its floor at `steps` (default train.steps)."""
     o = cfg.optim
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=o.lr, betas=o.betas,
                             weight_decay=o.weight_decay)
-    warm, total = max(o.warmup_steps, 0), max(cfg.train.steps, 1)
+    warm, total = max(o.warmup_steps, 0), max(steps if steps is not None else cfg.train.steps, 1)
 
     def factor(s: int) -> float:  # s: optimiser steps taken so far
         if s < warm:
@@ -118,8 +119,9 @@ def _load_model(cfg: Config, ckpt: Path | None, policy=None):
     return loaded
 
 
-def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
-    """The step runner for cfg.algorithm.name: RLStep for an rl recipe, else an offline step."""
+def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None, items: list | None):
+    """The step runner for cfg.algorithm.name: RLStep for an rl recipe, else an offline step
+    over `items` (the data file's rows, loaded once)."""
     recipe = RECIPES[cfg.algorithm.name]
     if recipe.kind == "rl":
         from tempering.trainer.rl import RLStep
@@ -149,7 +151,7 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None):
                       reference, critic, scorer)
     from tempering.trainer.offline import make_offline_step
 
-    return make_offline_step(cfg, loaded, optimizer, scheduler)
+    return make_offline_step(cfg, loaded, optimizer, scheduler, items)
 
 
 def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = False, progress: bool = True,
@@ -161,14 +163,20 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     `env` may pass an env object instead of the registered `cfg.env.id` (tests use this).
     """
     validate(cfg)
-    total = steps if steps is not None else cfg.train.steps
     ckpt = latest_checkpoint(run_dir) if resume else None
     if resume and ckpt is None and not (run_dir / "config.yaml").is_file():
         raise RunDirError(f"nothing to resume in {str(run_dir)!r}: it has no checkpoint")
     _seed_everything(cfg.seed)
     loaded = _load_model(cfg, ckpt, policy)
-    optimizer, scheduler = _optimizer(cfg, loaded.model)
-    runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt)
+    items = None
+    if RECIPES[cfg.algorithm.name].kind != "rl":
+        from tempering.trainer.offline import epoch_steps, offline_items
+
+        items = offline_items(cfg, loaded.tokenizer)
+    total = steps if steps is not None else epoch_steps(cfg, len(items)) if items and cfg.train.epochs > 0 \
+        else cfg.train.steps
+    optimizer, scheduler = _optimizer(cfg, loaded.model, total)
+    runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt, items)
     store = Store(run_dir / STORE_FILE)
     source = cfg.env.id if RECIPES[cfg.algorithm.name].kind == "rl" else cfg.data.path
     store.register_run(cfg.name, cfg.algorithm.name, source, cfg.model.name, to_dict(cfg))

@@ -108,6 +108,19 @@ def test_dpo_and_reward_model_learn_the_pairs(tmp_path, pairs_file):
         assert metrics[-1][key] >= 0.75, (algorithm, [m[key] for m in metrics])
 
 
+def test_epochs_set_the_steps_and_the_cosine_ends_with_the_data(tmp_path, sft_file):
+    """24 rows, batches of 4 x grad_accum 2: 1.5 epochs is ceil(36 / 8) = 5 steps, and the
+    rate reaches its floor (min_lr_ratio x lr) on the last one, not at train.steps."""
+    cfg = _cfg("sft", sft_file, **{"train.epochs": 1.5, "train.steps": 1000, "optim.grad_accum": 2,
+                                   "optim.schedule": "cosine", "optim.warmup_steps": 0, "optim.min_lr_ratio": 0.1})
+    prepare_run(cfg, tmp_path / "run")
+    metrics = train(cfg, tmp_path / "run", progress=False)
+    assert [m["step"] for m in metrics] == [1, 2, 3, 4, 5]
+    assert metrics[-1]["lr"] == pytest.approx(0.1 * cfg.optim.lr)
+    assert metrics[-1]["epoch"] == 1  # the second pass began: 36 rows taken of 24
+    assert (tmp_path / "run" / "checkpoints" / "step-5").is_dir()
+
+
 def test_sft_rows_longer_than_max_len_are_dropped_not_cut(tmp_path, tiny, capsys):
     from tempering.trainer.data import load_examples
 
