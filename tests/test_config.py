@@ -93,6 +93,8 @@ def test_algorithm_defaults_resolve_per_algorithm():
     (["reward.model_update_every=5"], "reward.model is not set"),
     (["optim.schedule=linear"], "unknown optim.schedule"),
     (["optim.grad_accum=0"], "optim.grad_accum must be at least 1"),
+    (["algorithm.name=grpo", "train.epochs=2"], "an rl run is sized by train.steps"),
+    (["algorithm.name=sft", "data.path=x.jsonl", "train.epochs=-1"], "train.epochs is passes over"),
 ])
 def test_conflicting_or_unknown_settings_are_one_clear_error(sets, match):
     from tempering.trainer.validate import validate

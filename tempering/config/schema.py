@@ -208,9 +208,7 @@ class TrainConfig:
     steps: int = 2
     """Optimiser steps to run (the --steps flag overrides it)."""
     epochs: float = 0.0
-    """Offline recipes (sft, dpo, reward_model): passes over the data file. When > 0 it sets the
-    steps, ceil(epochs x rows / (batch_size x grad_accum)), so a cosine schedule ends with the
-    data; 0: train.steps. max_minutes still stops the run early."""
+    """Offline recipes: passes over the data file; > 0 sets the steps (ceil(epochs x rows / (batch_size x grad_accum))) so a cosine schedule ends with the data."""
     max_minutes: float = 0.0
     """Stop after this many minutes of training; 0 means no time limit."""
     save_every: int = 1

@@ -90,6 +90,9 @@ def _choices_and_ranges(cfg: Config) -> None:
 
 def _rollout(cfg: Config, recipe: Recipe) -> None:
     a, r = cfg.algorithm, cfg.rollout
+    if cfg.train.epochs < 0 or (cfg.train.epochs and recipe.kind == "rl"):
+        raise ConfigError(f"train.epochs is passes over an offline data file (sft, dpo, reward_model), >= 0, got "
+                          f"{cfg.train.epochs} for {cfg.algorithm.name!r}: an rl run is sized by train.steps")
     if r.env_step_s <= 0:
         raise ConfigError(f"rollout.env_step_s is the deadline of one env step and must be positive, got {r.env_step_s}")
     if r.max_staleness not in (0, 1):
