@@ -146,7 +146,11 @@ class Sandbox:
     # -- talking to the server
 
     def _request(self, header: dict, extra_fds: list[int] = ()) -> socket.socket:
-        """Send one request with a fresh private channel; return our end of it."""
+        """Send one request with a fresh private channel; return our end of it. A server
+        that has exited is replaced first: its runs' processes may still hold the control
+        socket for a moment, so a send to it can succeed and then be reset."""
+        if self._control is not None and self._proc is not None and self._proc.poll() is not None:
+            self._forget_server()
         if self._control is None:
             self.start()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -219,7 +223,12 @@ class Sandbox:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         err_r, err_w = os.pipe2(os.O_CLOEXEC)
         try:
-            chan = self._request(header, extra_fds=[out_w, err_w])
+            try:
+                chan = self._request(header, extra_fds=[out_w, err_w])
+            except OSError:
+                # nothing reached a server: replace it and send once more
+                self._forget_server()
+                chan = self._request(header, extra_fds=[out_w, err_w])
         except OSError as e:
             for fd in (out_r, err_r):
                 os.close(fd)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import subprocess
 import time
 import uuid
 from dataclasses import dataclass
@@ -153,13 +154,34 @@ def descendants(root: int, procs: dict[int, Proc]) -> list[Proc]:
     return [p for p in procs.values() if root in ancestors(p.pid, procs)]
 
 
+PLANTED = "TEMPERING_TEST_PLANTED"
+
+
+def plant_nobody(argv: list[str]) -> subprocess.Popen:
+    """A host process of uid 65534 that a test starts on purpose (the guard must catch it,
+    or a run must not be able to kill it). It carries this pytest process's pid in its
+    environment, so the guards of other xdist workers, which cannot know of it, pass it by."""
+    return subprocess.Popen(argv, user=NOBODY, group=NOBODY, env={"PATH": "/usr/bin:/bin", PLANTED: str(os.getpid())})
+
+
+def _planted_elsewhere(pid: int) -> bool:
+    try:
+        env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    mark = f"{PLANTED}=".encode()
+    return any(v.startswith(mark) and v != mark + str(os.getpid()).encode() for v in env)
+
+
 def foreign_nobody() -> frozenset[tuple[int, bytes]]:
     """(pid, cmdline) of the uid-65534 processes outside every fork server's tree: an
-    escapee would be one (reparented out of its PID namespace)."""
+    escapee would be one (reparented out of its PID namespace). Processes another test
+    process planted on purpose (plant_nobody) are not counted."""
     procs = processes()
     servers = {p.pid for p in procs.values() if is_fork_server(p)}
     return frozenset((p.pid, p.cmdline) for p in procs.values()
-                     if p.uid == NOBODY and not servers & set(ancestors(p.pid, procs)))
+                     if p.uid == NOBODY and not servers & set(ancestors(p.pid, procs))
+                     and not _planted_elsewhere(p.pid))
 
 
 # How long a foreign process must stay to count: another worker's spawn or exit takes
@@ -292,6 +314,12 @@ class HostState:
     servers: frozenset[int]
     """Fork servers this test process started (its descendants)."""
     hostname: str
+
+
+@pytest.fixture
+def plant():
+    """`plant(argv)`: see plant_nobody."""
+    return plant_nobody
 
 
 @pytest.fixture

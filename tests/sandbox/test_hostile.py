@@ -135,9 +135,9 @@ def in_thread(fn):
     return t, box
 
 
-def test_host_check_catches_leftovers(sandbox, host):
+def test_host_check_catches_leftovers(sandbox, host, plant):
     """The harness itself: a stray uid-65534 process and a planted file are noticed."""
-    stray = subprocess.Popen(["sleep", "600"], user=NOBODY, group=NOBODY)  # outlives the guard's re-reads
+    stray = plant(["sleep", "600"])  # outlives the guard's re-reads
     planted = Path("/tmp/hostile-pwned")
     try:
         with pytest.raises(AssertionError, match="uid 65534 processes outside"):
@@ -1163,17 +1163,21 @@ def test_no_state_left_for_the_next_run(sandbox, host):
 # -- the compiler
 
 
+# Many evaluations, each well under g++'s per-evaluation ops limit (-fconstexpr-ops-limit,
+# 2**25, and a loop's -fconstexpr-loop-limit, 2**18): one long loop hits that limit and fails to compile in about 2 s on a fast machine,
+# which is a compile error, not the runaway compile these cases need. gcc caches a call by its
+# argument, so every constant calls f with its own.
 CONSTEXPR_SPIN = src('''
-    constexpr unsigned long long f() {
-        unsigned long long s = 0;
-        for (unsigned long long i = 0; i < 200000; ++i)
-            for (unsigned long long j = 0; j < 200000; ++j)
-                s += i ^ j;
+    constexpr unsigned long long f(unsigned long long k) {
+        unsigned long long s = k;
+        for (unsigned long long i = 0; i < 1000; ++i)
+            for (unsigned long long j = 0; j < 1000; ++j)
+                s += i ^ j ^ k;
         return s;
     }
-    constexpr unsigned long long v = f();
-    int main() { return (int)(v & 1); }
-''')
+''') + "".join(f"constexpr unsigned long long v{k} = f({k});\n" for k in range(2000)) + (
+    "int main() { return (int)(v0 & v1999 & 1); }\n")
+
 COMPILE_BOMBS = {
     # (language, code, limits changes, status, detail)
     "include_dev_zero": ("c", '#include "/dev/zero"\nint main(void){return 0;}\n', {}, "memory", None),
@@ -1264,10 +1268,10 @@ def test_concurrent_runs_cannot_see_signal_or_read_each_other(sandbox, host):
     host.check()
 
 
-def test_kill_everything_leaves_sandbox_neighbours_and_host_alone(sandbox, host):
+def test_kill_everything_leaves_sandbox_neighbours_and_host_alone(sandbox, host, plant):
     tag = uuid.uuid4().hex
     # a host process of the same uid every sandboxed process has
-    host_nobody = subprocess.Popen(["sleep", "60"], user=NOBODY, group=NOBODY)
+    host_nobody = plant(["sleep", "60"])
     try:
         neighbour = f"import time\nf = open('/tmp/n-{tag}', 'w')\ntime.sleep(1.5)\nprint('neighbour ok')"
         t, box = in_thread(lambda: sandbox.run(neighbour))

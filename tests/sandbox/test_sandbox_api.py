@@ -189,23 +189,27 @@ def test_cli_json_prints_one_object_and_leaves_nothing(tmp_path, host_snapshot, 
     assert groups == frozenset(), f"cgroups of the CLI's server were left behind: {groups}"
 
 
-def test_host_guard_flags_a_lasting_foreign_process_not_a_passing_one(foreign_left):
+def test_host_guard_flags_a_lasting_foreign_process_not_a_passing_one(foreign_left, plant):
     """The guard the hostile tests end with: a uid-65534 process outside every fork server
     that stays is reported; one that exits while the guard re-reads (another xdist worker's
     sandbox caught mid-exit, say) is not."""
     if os.geteuid() != 0:
         pytest.skip("starting a uid-65534 process needs root")
     before = foreign_left(frozenset(), window_s=0)
-    stays = subprocess.Popen(["sleep", "600"], user=65534, group=65534)
-    passing = subprocess.Popen(["sleep", "0.5"], user=65534, group=65534)
+    stays = plant(["sleep", "600"])
+    passing = plant(["sleep", "0.5"])
+    # one that another xdist worker planted on purpose for its own guard test
+    theirs = subprocess.Popen(["sleep", "600"], user=65534, group=65534, env={"TEMPERING_TEST_PLANTED": "1"})
     reaper = threading.Thread(target=passing.wait)  # reaped once it exits, as a server reaps its slots
     reaper.start()
     try:
         left = {pid for pid, _ in foreign_left(before, window_s=10)}
         assert stays.pid in left and passing.pid not in left, (left, stays.pid, passing.pid)
+        assert theirs.pid not in left
     finally:
-        stays.kill()
-        stays.wait()
+        for p in (stays, theirs):
+            p.kill()
+            p.wait()
         reaper.join()
     assert stays.pid not in {pid for pid, _ in foreign_left(before)}
 
