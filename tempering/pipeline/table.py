@@ -11,7 +11,9 @@ from tempering.pipeline.config import PipelineConfig
 from tempering.pipeline.stages import eval_file, eval_splits
 
 WATCH_LABEL = {False: " (not trained)", True: " (SFT replays the base's own verified replies)"}
-COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"))
+COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"), ("rl-shuffled", "rl"))
+# The spurious-reward control passes where it gained at most this share of the real RL gain.
+CONTROL_SHARE = 1 / 3
 
 
 def _point(path: Path) -> dict | None:
@@ -70,6 +72,18 @@ def report_lines(state: dict) -> list[str]:
             name = env_id + (WATCH_LABEL[bool(s.get("replayed"))] if s["group"] == "watch" else "")
             lines.append(f"| {name} | {split} | " + " | ".join(_cell(s["points"].get(p)) for p in points) +
                          f" | {delta('base->sft')} | {delta('sft->rl')} | {delta('sft->rl-shuffled')} |")
+    checks = control_checks(results)
+    if checks:
+        lines += ["", "The spurious-reward control: RL from the same SFT model with each group's rewards permuted. "
+                      f"It passes where its gain over SFT is at most {CONTROL_SHARE:.2g} of the real RL gain, "
+                      "and the real RL gain is positive.", "",
+                  "| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third |",
+                  "|---|---|---|---|---|---|"]
+        for c in checks:
+            t = c["rl_vs_control"]
+            lines.append(f"| {c['env']} | {c['split']} | {c['rl_gain']:+.1f} | {c['control_gain']:+.1f} | "
+                         f"{t['wrong_to_right']}/{t['right_to_wrong']}, p={t['p']:.3g} | "
+                         f"{'yes' if c['passes'] else 'no'} |")
     lines += ["", "| stage | status | minutes | CPU-hours | peak RSS (GB) |", "|---|---|---|---|---|"]
     for stage, r in state.get("stages", {}).items():
         cpu = f"{r['cpu_hours']:.2f}" if "cpu_hours" in r else "—"
@@ -81,6 +95,23 @@ def report_lines(state: dict) -> list[str]:
                       f"{cost['points']:+.1f} points base -> rl over the trained envs' splits: "
                       f"{cost['cpu_hours_per_point']:.3f} CPU-hours per point."]
     return lines
+
+
+def control_checks(results: dict) -> list[dict]:
+    """Per trained (env, split) with RL and control points: the real and the control gain over
+    SFT, the paired RL-vs-control test, and whether the control stayed within CONTROL_SHARE of
+    a positive real gain."""
+    out = []
+    for env_id, splits in results.items():
+        for split, s in splits.items():
+            tests = s["paired"]
+            if s["group"] != "envs" or not {"sft->rl", "sft->rl-shuffled", "rl-shuffled->rl"} <= set(tests):
+                continue
+            real, control = tests["sft->rl"]["points"], tests["sft->rl-shuffled"]["points"]
+            out.append({"env": env_id, "split": split, "rl_gain": real, "control_gain": control,
+                        "rl_vs_control": tests["rl-shuffled->rl"],
+                        "passes": real > 0 and control <= CONTROL_SHARE * real})
+    return out
 
 
 def cost_per_point(state: dict) -> dict | None:

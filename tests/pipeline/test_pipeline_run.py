@@ -80,11 +80,12 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     sql = state["results"]["sql/sqlite-v1"]["test"]
     assert set(sql["points"]) == {"base", "sft", "rl", "rl-shuffled"}
     assert sql["points"]["base"]["n"] == 4 and 0 <= sql["points"]["base"]["ci"][0] <= sql["points"]["base"]["ci"][1]
-    assert set(sql["paired"]) == {"base->sft", "sft->rl", "base->rl", "sft->rl-shuffled"}
+    assert set(sql["paired"]) == {"base->sft", "sft->rl", "base->rl", "sft->rl-shuffled", "rl-shuffled->rl"}
     assert state["results"]["code/humaneval-v1"]["test"]["group"] == "watch"
     report = (run / "report.md").read_text()
     assert "| sql/sqlite-v1 | test |" in report and "| code/humaneval-v1 (not trained) | test |" in report
     assert "| math/arith-v1 (SFT replays the base's own verified replies) | test |" in report
+    assert "| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third |" in report
     html = (run / "rl" / "report.html").read_text()  # the stage's HTML report carries the pipeline's table
     assert "<td>sql/sqlite-v1</td><td>test</td><td>rl-shuffled</td>" in html
 
@@ -126,3 +127,19 @@ def test_exact_mcnemar():
     assert mcnemar_exact(4, 36) == pytest.approx(mcnemar_exact(36, 4))
     assert 1e-7 < mcnemar_exact(4, 36) < 1e-6  # 2 * P(X <= 4), X ~ Bin(40, 1/2) = 1.857e-07
     assert paired([False, True, False], [True, True, False]) == {"wrong_to_right": 1, "right_to_wrong": 0, "p": 1.0}
+
+
+def test_the_control_check_holds_the_control_to_a_third_of_the_real_gain():
+    from tempering.pipeline.table import control_checks
+
+    def split(real: float, control: float, group: str = "envs") -> dict:
+        t = {"wrong_to_right": 3, "right_to_wrong": 1, "p": 0.625}
+        return {"group": group, "paired": {"sft->rl": {**t, "points": real}, "sft->rl-shuffled": {**t, "points": control},
+                                           "rl-shuffled->rl": t}}
+
+    results = {"a": {"test": split(9.0, 3.0), "unseen": split(9.0, 3.5)}, "b": {"test": split(-2.0, -5.0)},
+               "c": {"test": split(9.0, 0.0, group="watch")}, "d": {"test": {"group": "envs", "paired": {}}}}
+    got = {(c["env"], c["split"]): c["passes"] for c in control_checks(results)}
+    # a third exactly passes, a hair above fails; no real gain fails whatever the control did;
+    # watch envs and envs without both RL points are not checked
+    assert got == {("a", "test"): True, ("a", "unseen"): False, ("b", "test"): False}
