@@ -59,7 +59,7 @@ def report_lines(state: dict) -> list[str]:
               if any(p in s["points"] for splits in results.values() for s in splits.values())]
     lines = [f"# Pipeline {state.get('name', '')}", "",
              "Greedy held-out accuracy (Wilson 95% CI); p: paired exact McNemar between stages on the same tasks.", "",
-             "| env | split | " + " | ".join(points) + " | SFT vs base | RL vs SFT | shuffled vs SFT |",
+             "| " + " | ".join(["env", "split", *points, "SFT vs base", "RL vs SFT", "shuffled vs SFT"]) + " |",
              "|---|---|" + "---|" * len(points) + "---|---|---|"]
     for env_id, splits in results.items():
         for split, s in splits.items():
@@ -70,8 +70,9 @@ def report_lines(state: dict) -> list[str]:
                 return "—" if t is None else f"{t['points']:+.1f} (p={t['p']:.3g})"
 
             name = env_id + (WATCH_LABEL[bool(s.get("replayed"))] if s["group"] == "watch" else "")
-            lines.append(f"| {name} | {split} | " + " | ".join(_cell(s["points"].get(p)) for p in points) +
-                         f" | {delta('base->sft')} | {delta('sft->rl')} | {delta('sft->rl-shuffled')} |")
+            cells = [name, split, *(_cell(s["points"].get(p)) for p in points),
+                     delta("base->sft"), delta("sft->rl"), delta("sft->rl-shuffled")]
+            lines.append("| " + " | ".join(cells) + " |")
     checks = control_checks(results)
     if checks:
         lines += ["", "The spurious-reward control: RL from the same SFT model with each group's rewards permuted. "
