@@ -14,7 +14,8 @@ Each stage runs in a child process (its peak memory is its own; the child dies w
 pipeline). A stage that finished is recorded in pipeline.json and skipped when the pipeline
 runs again; one that was killed picks up from its last checkpoint or eval file.
 `control="shuffled"` adds the spurious-reward control: the same RL stage from the same SFT
-model with each group's rewards permuted, and its evaluation.
+model with each group's rewards permuted, for as many updates as the real stage made, and its
+evaluation.
 """
 
 from __future__ import annotations

@@ -118,6 +118,18 @@ def _sampled_demos(cfg: PipelineConfig, count_tokens, max_len: int) -> list:
             for env_id, spec in cfg.sampled().items()]
 
 
+def matched_control(train_cfg, root: Path):
+    """The control gets the real RL stage's number of updates, not its clock: with a time budget
+    the two would make different numbers of updates whenever the machine's load differs, and the
+    comparison would measure that. Unchanged when the real stage has not finished."""
+    from tempering.config import replace
+
+    done = root / "stages" / "rl.json"
+    if not done.is_file():
+        return train_cfg
+    return replace(train_cfg, train={"steps": json.loads(done.read_text())["steps"], "max_minutes": 0})
+
+
 def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuffle: bool = False,
               spent_s: float = 0.0) -> dict:
     """One training stage (sft on the demonstrations, or rl from the SFT model), resumed from
@@ -133,6 +145,8 @@ def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuf
         fill["reward"] = {"shuffle": True}
         fill["name"] = f"{cfg.name}-{stage}"
     train_cfg = cfg.stage_config(kind, model_path, **fill)
+    if shuffle:
+        train_cfg = matched_control(train_cfg, root)
     budget = train_cfg.train.max_minutes
     if budget > 0 and spent_s > 0:
         train_cfg = replace(train_cfg, train={"max_minutes": max(budget - spent_s / 60, 0.1)})

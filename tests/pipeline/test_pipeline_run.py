@@ -73,6 +73,7 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     rl_cfg = (run / "rl" / "config.yaml").read_text()
     assert "beta: 0.04" in rl_cfg and stages["sft"]["checkpoint"] in rl_cfg  # KL to the SFT model
     assert "shuffle: true" in (run / "rl-shuffled" / "config.yaml").read_text()
+    assert stages["rl-shuffled"]["steps"] == stages["rl"]["steps"]  # as many updates as the real stage
     assert stages["demos"]["demos"]["split_guard"]["leaks"] == 0
     sampled = next(e for e in stages["demos"]["demos"]["per_env"] if e["env"] == "math/arith-v1")
     assert sampled["tasks_tried"] == 8  # the base model answered every task it was given
@@ -143,3 +144,18 @@ def test_the_control_check_holds_the_control_to_a_third_of_the_real_gain():
     # a third exactly passes, a hair above fails; no real gain fails whatever the control did;
     # watch envs and envs without both RL points are not checked
     assert got == {("a", "test"): True, ("a", "unseen"): False, ("b", "test"): False}
+
+
+def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
+    from tempering.pipeline.config import load_pipeline
+    from tempering.pipeline.stages import matched_control
+
+    cfg, _ = load_pipeline(ROOT / "configs" / "smollm2-pipeline.yaml")
+    rl = cfg.stage_config("rl", "some/sft-checkpoint", reward={"shuffle": True})
+    assert rl.train.max_minutes > 0 and rl.train.steps != 32
+    assert matched_control(rl, tmp_path) == rl  # the real stage has not run: the config as given
+    (tmp_path / "stages").mkdir()
+    (tmp_path / "stages" / "rl.json").write_text(json.dumps({"checkpoint": "x", "steps": 32, "tokens": None}))
+    control = matched_control(rl, tmp_path)
+    assert (control.train.steps, control.train.max_minutes) == (32, 0)  # its steps, no clock
+    assert control.optim == rl.optim and control.rollout == rl.rollout and control.reward.shuffle
