@@ -127,3 +127,17 @@ def test_every_shipped_config_loads():
             assert cfg.eval.envs, path
         else:
             assert load_config(path).name == path.stem, path
+
+
+def test_a_mapping_given_whole_replaces_the_files(tmp_path):
+    from tempering.pipeline.config import load_pipeline
+
+    pipeline = "configs/tiny-pipeline.yaml"
+    cfg, _ = load_pipeline(pipeline, ["eval.watch={}", "eval.envs.sql/sqlite-v1.n=7"])
+    assert cfg.eval.watch == {}  # cleared, not merged into
+    assert cfg.env_evals()["sql/sqlite-v1"].n == 7 and "code/repair-v1" in cfg.eval.envs  # a key path still merges
+    cfg, data = load_pipeline(pipeline, ["eval.watch={math/arith-v1: {n: 2}}"])
+    assert cfg.eval.watch == {"math/arith-v1": {"n": 2}} and type(data["eval"]["watch"]) is dict
+    path = tmp_path / "c.yaml"
+    path.write_text("rollout:\n  temperature: 0.5\n")
+    assert load_config(path, ["rollout={}"]).rollout.temperature == Config().rollout.temperature

@@ -119,8 +119,14 @@ def scalar(raw: str):
         return raw
 
 
+class _Whole(dict):
+    """A mapping given whole as a --set value (`--set eval.watch={}`): it replaces the file's
+    mapping instead of being merged into it, or `{}` could never clear anything."""
+
+
 def parse_set(items: list[str]) -> dict:
-    """Turn ["a.b=1", "c=x"] into a nested dict; values are parsed as YAML scalars."""
+    """Turn ["a.b=1", "c=x"] into a nested dict; values are parsed as YAML scalars, and a
+    mapping value (`--set eval.watch={}`) replaces what the file has there."""
     tree: dict = {}
     for item in items:
         key, sep, raw = item.partition("=")
@@ -133,7 +139,7 @@ def parse_set(items: list[str]) -> dict:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ConfigError(f"--set {item!r} conflicts with another --set for {part!r}")
-        node[leaf] = value
+        node[leaf] = _Whole(value) if isinstance(value, dict) else value
     return tree
 
 
@@ -145,7 +151,10 @@ def merge(base: dict, over: dict) -> dict:
 def _merge(base: dict, over: dict) -> dict:
     out = dict(base)
     for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        if isinstance(v, _Whole):
+            out[k] = dict(v)
+        else:
+            out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out
 
 
