@@ -77,14 +77,16 @@ def report_lines(state: dict) -> list[str]:
     if checks:
         lines += ["", "The spurious-reward control: RL from the same SFT model with each group's rewards permuted. "
                       f"It passes where its gain over SFT is at most {CONTROL_SHARE:.2g} of the real RL gain, "
-                      "and the real RL gain is positive.", "",
-                  "| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third |",
-                  "|---|---|---|---|---|---|"]
+                      "and the real RL gain is positive. Where real RL does not beat the control on the same tasks "
+                      f"(p < {SIGNIFICANT:g}), a pass says little: both may have moved by noise.", "",
+                  "| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third "
+                  "| RL beats control |",
+                  "|---|---|---|---|---|---|---|"]
         for c in checks:
             t = c["rl_vs_control"]
             lines.append(f"| {c['env']} | {c['split']} | {c['rl_gain']:+.1f} | {c['control_gain']:+.1f} | "
                          f"{t['wrong_to_right']}/{t['right_to_wrong']}, p={t['p']:.3g} | "
-                         f"{'yes' if c['passes'] else 'no'} |")
+                         f"{'yes' if c['passes'] else 'no'} | {'yes' if c['rl_beats_control'] else 'no'} |")
     lines += ["", "| stage | status | minutes | CPU-hours | peak RSS (GB) |", "|---|---|---|---|---|"]
     for stage, r in state.get("stages", {}).items():
         cpu = f"{r['cpu_hours']:.2f}" if "cpu_hours" in r else "—"
@@ -96,6 +98,14 @@ def report_lines(state: dict) -> list[str]:
                       f"{cost['points']:+.1f} points base -> rl over the trained envs' splits: "
                       f"{cost['cpu_hours_per_point']:.3f} CPU-hours per point."]
     return lines
+
+
+SIGNIFICANT = 0.05
+
+
+def _beats(test: dict) -> bool:
+    """The later point beat the earlier one on the same tasks: more wins than losses, exact p < 0.05."""
+    return test["wrong_to_right"] > test["right_to_wrong"] and test["p"] < SIGNIFICANT
 
 
 def control_checks(results: dict) -> list[dict]:
@@ -111,7 +121,8 @@ def control_checks(results: dict) -> list[dict]:
             real, control = tests["sft->rl"]["points"], tests["sft->rl-shuffled"]["points"]
             out.append({"env": env_id, "split": split, "rl_gain": real, "control_gain": control,
                         "rl_vs_control": tests["rl-shuffled->rl"],
-                        "passes": real > 0 and control <= CONTROL_SHARE * real})
+                        "passes": real > 0 and control <= CONTROL_SHARE * real,
+                        "rl_beats_control": _beats(tests["rl-shuffled->rl"])})
     return out
 
 

@@ -86,7 +86,8 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     report = (run / "report.md").read_text()
     assert "| sql/sqlite-v1 | test |" in report and "| code/humaneval-v1 (not trained) | test |" in report
     assert "| math/arith-v1 (SFT replays the base's own verified replies) | test |" in report
-    assert "| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third |" in report
+    assert ("| env | split | RL vs SFT | control vs SFT | RL vs control (paired) | control within a third "
+            "| RL beats control |") in report
     html = (run / "rl" / "report.html").read_text()  # the stage's HTML report carries the pipeline's table
     assert "<td>sql/sqlite-v1</td><td>test</td><td>rl-shuffled</td>" in html
 
@@ -144,6 +145,12 @@ def test_the_control_check_holds_the_control_to_a_third_of_the_real_gain():
     # a third exactly passes, a hair above fails; no real gain fails whatever the control did;
     # watch envs and envs without both RL points are not checked
     assert got == {("a", "test"): True, ("a", "unseen"): False, ("b", "test"): False}
+    assert not any(c["rl_beats_control"] for c in control_checks(results))  # 3/1 at p = 0.625
+    strong = {"wrong_to_right": 12, "right_to_wrong": 2, "p": 0.013}
+    results["a"]["test"]["paired"]["rl-shuffled->rl"] = strong
+    results["b"]["test"]["paired"]["rl-shuffled->rl"] = {**strong, "wrong_to_right": 2, "right_to_wrong": 12}
+    beats = {(c["env"], c["split"]): c["rl_beats_control"] for c in control_checks(results)}
+    assert beats == {("a", "test"): True, ("a", "unseen"): False, ("b", "test"): False}  # the control winning is no win
 
 
 def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
