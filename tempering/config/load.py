@@ -151,10 +151,8 @@ def merge(base: dict, over: dict) -> dict:
 def _merge(base: dict, over: dict) -> dict:
     out = dict(base)
     for k, v in over.items():
-        if isinstance(v, _Whole):
-            out[k] = dict(v)
-        else:
-            out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+        merges = isinstance(v, dict) and not isinstance(v, _Whole) and isinstance(out.get(k), dict)
+        out[k] = _merge(out[k], v) if merges else dict(v) if isinstance(v, _Whole) else v
     return out
 
 

@@ -14,6 +14,8 @@ WATCH_LABEL = {False: " (not trained)", True: " (SFT replays the base's own veri
 COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"), ("rl-shuffled", "rl"))
 # The spurious-reward control passes where it gained at most this share of the real RL gain.
 CONTROL_SHARE = 1 / 3
+SIGNIFICANT = 0.05
+"""Exact McNemar p under which a paired difference counts as real RL beating its control."""
 
 
 def _point(path: Path) -> dict | None:
@@ -98,9 +100,6 @@ def report_lines(state: dict) -> list[str]:
                       f"{cost['points']:+.1f} points base -> rl over the trained envs' splits: "
                       f"{cost['cpu_hours_per_point']:.3f} CPU-hours per point."]
     return lines
-
-
-SIGNIFICANT = 0.05
 
 
 def _beats(test: dict) -> bool:
