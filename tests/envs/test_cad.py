@@ -11,7 +11,7 @@ import pytest
 from tempering import envs
 from tempering.envs.cad.env import PARTIAL, PartsEnv, extract_script
 from tempering.envs.cad import tool
-from tempering.envs.cad.parts import FAMILIES, HELD_OUT
+from tempering.envs.cad.parts import COMPOSED, FAMILIES, HELD_OUT
 from tempering.errors import ConfigError, TaskError
 
 
@@ -59,6 +59,35 @@ def test_unseen_parts_pass_with_the_reference_and_fail_broken(env):
         wrong = list(pool.map(lambda t: env.verify(t, env.broken_response(t)), tasks))
     assert [t.id for t, s in zip(tasks, right) if not s.passed] == []
     assert [t.id for t, s in zip(tasks, wrong) if s.passed or s.value >= PARTIAL] == []
+
+
+def test_composed_parts_are_one_script_line_per_feature_and_build_their_target(shared_sandbox):
+    from concurrent.futures import ThreadPoolExecutor
+
+    env = PartsEnv(difficulty=3, composed=True)
+    assert env.families[-1] == COMPOSED and COMPOSED not in env.unseen_families
+    tasks = [env.task(split, i, COMPOSED) for split in ("train", "test") for i in range(4)]
+    for task in tasks:
+        spec, script = task.reference["spec"], task.reference["script"].splitlines()
+        assert task.metadata["difficulty"] == 3
+        assert len(script) - 1 == spec.count(";") + 1 in (2, 3)  # the base, then a line per feature
+        assert script[0].startswith("result = box(") and all(line.startswith("result = result ") for line in script[1:])
+    with ThreadPoolExecutor(4) as pool:
+        right = list(pool.map(lambda t: env.verify(t, env.reference_response(t)), tasks))
+        wrong = list(pool.map(lambda t: env.verify(t, env.broken_response(t)), tasks))
+    assert [t.id for t, s in zip(tasks, right) if not s.passed] == []
+    assert [t.id for t, s in zip(tasks, wrong) if s.passed or s.value >= PARTIAL] == []
+
+
+def test_composed_parts_are_drawn_only_when_asked_and_never_in_the_unseen_split():
+    drawn = lambda e, split: {e.task(split, i).metadata["family"] for i in range(120)}  # noqa: E731
+    on = PartsEnv(difficulty=3, composed=True)
+    assert COMPOSED in drawn(on, "train") and COMPOSED in drawn(on, "test")
+    assert COMPOSED not in drawn(on, "unseen") and drawn(on, "unseen") <= set(HELD_OUT)
+    assert COMPOSED not in drawn(PartsEnv(difficulty=3), "train")
+    assert COMPOSED not in PartsEnv(difficulty=2, composed=True).families  # a level-3 family
+    with pytest.raises(TaskError, match="composed must be true or false"):
+        PartsEnv(composed="yes")
 
 
 def test_a_near_miss_scores_above_a_rough_part(env):

@@ -19,7 +19,8 @@ import json
 import re
 from pathlib import Path
 
-from tempering.envs.cad.parts import FAMILIES, FRAME, HELD_OUT, draw
+from tempering.envs.cad.parts import COMPOSED, FAMILIES, FRAME, HELD_OUT, draw
+from tempering.envs.cad.parts import family as family_of
 from tempering.envs.cad.tool import API, Measured, measure
 from tempering.envs.feedback import FeedbackEnv
 from tempering.errors import TaskError
@@ -68,7 +69,7 @@ def generate(rng, family: str | None, families: tuple[str, ...] = families_at(5)
     spec, script, broken = draw(family, seed)
     return Task(id="", domain="cad", prompt=(Message("user", f"Drawing: {spec}\n\n{INSTRUCTION}"),),
                 reference={"script": script, "broken": broken, "spec": spec},
-                metadata={"family": family, "difficulty": FAMILIES[family][0]})
+                metadata={"family": family, "difficulty": family_of(family)[0]})
 
 
 def _fmt(v: float) -> str:
@@ -143,17 +144,22 @@ def load_parts(path: str) -> dict[str, list[Task]]:
 class PartsEnv(FeedbackEnv):
     """`cad/parts-v1`. Options: difficulty (highest family level drawn, 1-5, in every split),
     max_turns (script attempts, default 3), turn_cost (reward taken off per extra attempt),
-    tasks_file (a JSONL of parts of your own instead of the generated families: `load_parts`).
+    tasks_file (a JSONL of parts of your own instead of the generated families: `load_parts`),
+    composed (also draw parts composed of 2-3 features from the trained moves, at difficulty >= 3,
+    in train and test: `parts.COMPOSED`; off by default so earlier measurements still hold).
     The unseen split draws the HELD_OUT families up to the difficulty (there are none at
     difficulty 1, so that env has only train and test)."""
 
     concurrent_verify = True
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0,
-                 tasks_file: str | None = None) -> None:
+                 tasks_file: str | None = None, composed: bool = False) -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
             raise TaskError(f"{ENV_ID}: difficulty must be 1 to 5, got {difficulty!r}")
+        if not isinstance(composed, bool):
+            raise TaskError(f"{ENV_ID}: composed must be true or false, got {composed!r}")
         families, unseen = families_at(difficulty), families_at(difficulty, held_out=True)
+        families += (COMPOSED,) if composed and difficulty >= 3 else ()
         super().__init__(ENV_ID, lambda rng, fam: generate(rng, fam, families), self._verify,
                          self._reference, families, max_turns, turn_cost,
                          unseen=(lambda rng, fam: generate(rng, fam, unseen)) if unseen else None,

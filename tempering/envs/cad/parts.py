@@ -13,6 +13,10 @@ brackets are HELD_OUT: only the unseen split draws them, training never sees the
                                                       intersections of rotated boxes
     5  rounded_plate, gusset, [pocket_block]          fillets, cuts at an angle, blind pockets,
                                                       counterbores
+
+With the env's option composed=True, level 3 also draws `composed` parts: a plate or block
+with 2-3 features (holes, pockets, cut-outs, bosses, blocks) side by side, one sentence and
+one script line each, so training teaches the moves rather than the families' shapes.
 """
 
 from __future__ import annotations
@@ -179,6 +183,59 @@ def _gusset(r: random.Random, k: float = 1.0):
             f"result = plate - beyond - cylinder({d}, {t}).at({_n(a / 3)}, {_n(b / 3)}, 0)")
 
 
+_ON_TOP = ("through_hole", "blind_hole", "pocket", "cutout", "boss", "block")
+
+
+def _feature(r: random.Random, kind: str, x: int, y: int, w: int, base_y: int, t: int, k: float):
+    """One feature of a composed part in a cell `w` mm wide centred at x, on a base `t` thick:
+    (its words, its script line). `k` scales its first size (the broken part's)."""
+    if kind in ("through_hole", "blind_hole", "boss"):
+        d = r.choice(range(4, min(w, base_y) - 7, 2))
+        depth = r.choice(range(2, t)) if kind == "blind_hole" else 0
+        h = r.choice(range(4, 21, 2))
+        py = r.choice(range(-(base_y // 2 - d // 2 - 3), base_y // 2 - d // 2 - 2))
+        at, dk = f"x = {x}, y = {py}", _n(d * k)
+        if kind == "through_hole":
+            return f"a through hole of diameter {dk} mm at {at}", f"result = result - cylinder({dk}, {t}).at({x}, {py}, 0)"
+        if kind == "blind_hole":
+            return (f"a hole of diameter {dk} mm and {depth} mm deep, drilled into the top face at {at}",
+                    f"result = result - cylinder({dk}, {depth}).at({x}, {py}, {t - depth})")
+        return (f"a round boss of diameter {dk} mm standing {h} mm above the top face, centred at {at}",
+                f"result = result + cylinder({dk}, {h}).at({x}, {py}, {t})")
+    a, b = r.choice(range(4, w - 5, 2)), r.choice(range(4, base_y - 7, 2))
+    depth, h = r.choice(range(2, t)), r.choice(range(4, 21, 2))
+    py = r.choice(range(-(base_y // 2 - b // 2 - 3), base_y // 2 - b // 2 - 2))
+    at, ak = f"x = {x}, y = {py}", _n(a * k)
+    if kind == "pocket":
+        return (f"a rectangular pocket {ak} x {b} mm (x, y) and {depth} mm deep, cut into the top face, centred at {at}",
+                f"result = result - box({ak}, {b}, {depth}).at({x}, {py}, {t - depth})")
+    if kind == "cutout":
+        return (f"a rectangular through cut-out {ak} x {b} mm (x, y), centred at {at}",
+                f"result = result - box({ak}, {b}, {t}).at({x}, {py}, 0)")
+    return (f"a block {ak} x {b} x {h} mm (x, y, z) standing on the top face, centred at {at}",
+            f"result = result + box({ak}, {b}, {h}).at({x}, {py}, {t})")
+
+
+def _composed(r: random.Random, k: float = 1.0):
+    """A plate or block with two or three features side by side along x, each in its own cell:
+    one sentence of the drawing per feature and one line of script per sentence. It teaches the
+    moves (cut a hole or a pocket, add a boss or a block, place it by coordinates) apart from any
+    one family's shape, so reading a new drawing is composing them."""
+    n = r.choice((2, 3))
+    w = r.choice(range(20, 41, 4))
+    x, y, t = n * w, r.choice(range(24, 61, 4)), r.choice(range(4, 21, 2))
+    kinds = [r.choice(_ON_TOP) for _ in range(n)]
+    parts = [_feature(r, kind, -x // 2 + w // 2 + i * w, y, w, y, t, k if i == 0 else 1.0)
+             for i, kind in enumerate(kinds)]
+    base = "plate" if t <= 10 else "block"
+    spec = (f"A {base} {x} x {y} x {t} mm (x, y, z) with " + "; ".join(words for words, _ in parts) + ".")
+    return spec, "\n".join([f"result = box({x}, {y}, {t})"] + [line for _, line in parts])
+
+
+COMPOSED = "composed"
+"""A train-and-test family the env draws only with the option composed=True (level 3): parts
+composed of 2-3 features from the trained moves, so the skill is the moves, not ten shapes."""
+
 FAMILIES = {  # name -> (level, builder(rng, k) -> (spec, script)); k scales one dimension
     "plate": (1, _plate), "rod": (1, _rod),
     "tube": (2, _tube), "plate_hole": (2, _plate_hole), "u_channel": (2, _u_channel),
@@ -193,9 +250,14 @@ trained families teach (box cuts, coaxial cylinders, rotated boxes, counterbores
 BROKEN_SCALE = 1.2
 
 
-def draw(family: str, seed: str) -> tuple[str, str, str]:
+def family(name: str):
+    """(level, builder) of a family, FAMILIES' or the composed one."""
+    return (3, _composed) if name == COMPOSED else FAMILIES[name]
+
+
+def draw(family_name: str, seed: str) -> tuple[str, str, str]:
     """(drawing text, reference script, broken script) of one part; deterministic in seed."""
-    _, build = FAMILIES[family]
+    _, build = family(family_name)
     spec, script = build(random.Random(seed))
     _, broken = build(random.Random(seed), BROKEN_SCALE)
     return spec, script, broken
