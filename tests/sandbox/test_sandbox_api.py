@@ -1,5 +1,5 @@
 """The sandbox's contract: languages, statuses, limits, sessions, files, the CLI.
-Hostile programs live in test_hostile.py; load in test_sandbox_load.py."""
+Hostile programs live in test_hostile_*.py; load in test_sandbox_load.py."""
 
 from __future__ import annotations
 
