@@ -64,7 +64,7 @@ def test_unseen_parts_pass_with_the_reference_and_fail_broken(env):
 def test_composed_parts_are_one_script_line_per_feature_and_build_their_target(shared_sandbox):
     from concurrent.futures import ThreadPoolExecutor
 
-    env = PartsEnv(difficulty=3, composed=True)
+    env = PartsEnv(difficulty=3, composed=0.5)
     assert env.families[-1] == COMPOSED and COMPOSED not in env.unseen_families
     tasks = [env.task(split, i, COMPOSED) for split in ("train", "test") for i in range(4)]
     for task in tasks:
@@ -81,13 +81,19 @@ def test_composed_parts_are_one_script_line_per_feature_and_build_their_target(s
 
 def test_composed_parts_are_drawn_only_when_asked_and_never_in_the_unseen_split():
     drawn = lambda e, split: {e.task(split, i).metadata["family"] for i in range(120)}  # noqa: E731
-    on = PartsEnv(difficulty=3, composed=True)
-    assert COMPOSED in drawn(on, "train") and COMPOSED in drawn(on, "test")
+    on = PartsEnv(difficulty=3, composed=0.5)
+    train = [on.task("train", i).metadata["family"] for i in range(400)]
+    assert 0.4 < train.count(COMPOSED) / len(train) < 0.6  # the share asked for
+    assert COMPOSED in drawn(on, "test")
     assert COMPOSED not in drawn(on, "unseen") and drawn(on, "unseen") <= set(HELD_OUT)
-    assert COMPOSED not in drawn(PartsEnv(difficulty=3), "train")
-    assert COMPOSED not in PartsEnv(difficulty=2, composed=True).families  # a level-3 family
-    with pytest.raises(TaskError, match="composed must be true or false"):
-        PartsEnv(composed="yes")
+    off = PartsEnv(difficulty=3)
+    assert COMPOSED not in drawn(off, "train")
+    assert [off.task("test", i).prompt for i in range(20)] == [PartsEnv(difficulty=3, composed=0).task("test", i).prompt
+                                                               for i in range(20)]  # 0 draws what it always drew
+    assert COMPOSED not in PartsEnv(difficulty=2, composed=0.5).families  # a level-3 family
+    for bad in ("yes", True, 1.5, -0.1):
+        with pytest.raises(TaskError, match="composed is the share of composed parts, a number from 0 to 1"):
+            PartsEnv(composed=bad)
 
 
 def test_a_near_miss_scores_above_a_rough_part(env):

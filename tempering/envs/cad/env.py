@@ -145,22 +145,31 @@ class PartsEnv(FeedbackEnv):
     """`cad/parts-v1`. Options: difficulty (highest family level drawn, 1-5, in every split),
     max_turns (script attempts, default 3), turn_cost (reward taken off per extra attempt),
     tasks_file (a JSONL of parts of your own instead of the generated families: `load_parts`),
-    composed (also draw parts composed of 2-3 features from the trained moves, at difficulty >= 3,
-    in train and test: `parts.COMPOSED`; off by default so earlier measurements still hold).
+    composed (the share, 0 to 1, of train and test parts drawn as parts composed of 2-3
+    features of the trained moves, at difficulty >= 3: `parts.COMPOSED`; 0 by default, so
+    earlier measurements still hold).
     The unseen split draws the HELD_OUT families up to the difficulty (there are none at
     difficulty 1, so that env has only train and test)."""
 
     concurrent_verify = True
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0,
-                 tasks_file: str | None = None, composed: bool = False) -> None:
+                 tasks_file: str | None = None, composed: float = 0.0) -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
             raise TaskError(f"{ENV_ID}: difficulty must be 1 to 5, got {difficulty!r}")
-        if not isinstance(composed, bool):
-            raise TaskError(f"{ENV_ID}: composed must be true or false, got {composed!r}")
-        families, unseen = families_at(difficulty), families_at(difficulty, held_out=True)
-        families += (COMPOSED,) if composed and difficulty >= 3 else ()
-        super().__init__(ENV_ID, lambda rng, fam: generate(rng, fam, families), self._verify,
+        if isinstance(composed, bool) or not isinstance(composed, (int, float)) or not 0 <= composed <= 1:
+            raise TaskError(f"{ENV_ID}: composed is the share of composed parts, a number from 0 to 1; "
+                            f"got {composed!r}")
+        shapes, unseen = families_at(difficulty), families_at(difficulty, held_out=True)
+        share = composed if difficulty >= 3 else 0.0
+
+        def draw_part(rng, fam):  # the rng is only touched for the share when there is one
+            if fam is None and share > 0 and rng.random() < share:
+                fam = COMPOSED
+            return generate(rng, fam, shapes)
+
+        families = shapes + ((COMPOSED,) if share > 0 else ())
+        super().__init__(ENV_ID, draw_part, self._verify,
                          self._reference, families, max_turns, turn_cost,
                          unseen=(lambda rng, fam: generate(rng, fam, unseen)) if unseen else None,
                          unseen_families=unseen)

@@ -14,7 +14,7 @@ brackets are HELD_OUT: only the unseen split draws them, training never sees the
     5  rounded_plate, gusset, [pocket_block]          fillets, cuts at an angle, blind pockets,
                                                       counterbores
 
-With the env's option composed=True, level 3 also draws `composed` parts: a plate or block
+With the env's option composed (a share), level 3 also draws `composed` parts: a plate or block
 with 2-3 features (holes, pockets, cut-outs, bosses, blocks) side by side, one sentence and
 one script line each, so training teaches the moves rather than the families' shapes.
 """
@@ -233,7 +233,7 @@ def _composed(r: random.Random, k: float = 1.0):
 
 
 COMPOSED = "composed"
-"""A train-and-test family the env draws only with the option composed=True (level 3): parts
+"""A train-and-test family the env draws only with the option composed > 0 (level 3): parts
 composed of 2-3 features from the trained moves, so the skill is the moves, not ten shapes."""
 
 FAMILIES = {  # name -> (level, builder(rng, k) -> (spec, script)); k scales one dimension
