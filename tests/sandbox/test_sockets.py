@@ -9,13 +9,12 @@ success: vsock is loaded on a VM) for these families, so the errno shows which l
 
 from __future__ import annotations
 
-import json
 import socket
 import struct
-import textwrap
 
 import pytest
 
+from hostile import last_json, src
 from tempering.sandbox import seccomp
 
 # name -> (family number, socket type, protocol). Types are ones the family takes, so
@@ -58,16 +57,6 @@ DENIED = {
     "NETLINK_RDMA": (16, socket.SOCK_RAW, 20),
 }
 AF_MAX = 46  # families the kernel knows today; the filter refuses any number above too
-
-
-def src(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")
-
-
-def last_json(r) -> dict:
-    lines = r.stdout.strip().splitlines()
-    assert lines, f"the program printed nothing: {r}"
-    return json.loads(lines[-1])
 
 
 PROBE = src(r'''
