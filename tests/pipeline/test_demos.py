@@ -3,7 +3,9 @@ guard stops held-out tasks and HumanEval from reaching training data."""
 
 from __future__ import annotations
 
+import ast
 import random
+import re
 
 import pytest
 
@@ -64,8 +66,11 @@ def test_tool_demonstrations_replay_with_the_tools_real_outputs(env_id, shared_s
         roles = [m["role"] for m in row["messages"]]
         assert roles.count("assistant") >= 2 and roles[-1] == "assistant"
         outputs = [m["content"] for m in row["messages"][2:] if m["role"] == "user"]
-        if env_id == "terminal/repo-v1":  # the tests failed, the patch made them pass, then DONE
-            assert " failed" in outputs[0] and ", 0 failed" in outputs[1] and row["messages"][-1]["content"] == "DONE"
+        if env_id == "terminal/repo-v1":  # tests failed; the code read holds every line the patch replaces; pass; DONE
+            patch = re.search(r"\.replace\((.+), 1\)\)\nEOF", row["messages"][-3]["content"], re.S)
+            replaced = ast.literal_eval(f"({patch.group(1)})")[0]
+            assert " failed" in outputs[0] and replaced in outputs[1] and ", 0 failed" in outputs[2]
+            assert row["messages"][-1]["content"] == "DONE"
         else:  # each read_section call got its section's text
             assert all(o.startswith("[") for o in outputs)
 

@@ -70,16 +70,19 @@ class RepoEnv(TerminalEnv):
                     prompt=self.as_task(t).prompt, reference=t,
                     metadata={"category": t.category, "module": spec.module, "fail_to_pass": len(spec.fail_to_pass),
                               "pass_to_pass": len(spec.pass_to_pass), "fix": spec.patch_solution(),
+                              "read": spec.read_command(), "function": spec.function,
                               "package": spec.package})
 
     def tool_demonstration(self, task: Task) -> list[str]:
         """A shell session as a careful engineer works it, for demonstrations (tempering.trainer.demos
-        plays it for the sandbox's real outputs): run the tests and read the failure, patch the
-        lines in place, run the tests again, DONE."""
-        package = task.metadata["package"]
+        plays it for the sandbox's real outputs): run the tests and read the failure, read the
+        code where it goes wrong, patch those lines in place (every line the patch replaces was
+        in the output just read), run the tests again, DONE."""
+        package, meta = task.metadata["package"], task.metadata
         # no .pyc written (by the tests or their subprocesses): a same-size edit within the second would read stale bytecode
         tests = f"cd /app && PYTHONDONTWRITEBYTECODE=1 python tests/test_{package}.py 2>&1 | tail -n 12"
         return [f"First, the failing test.\n```bash\n{tests}\n```",
-                f"The bug is in {package}/__init__.py; fixing those lines and re-running the tests."
+                f"Reading `{meta['function']}` in {package}/__init__.py.\n```bash\n{meta['read']}```",
+                "Fixing those lines and re-running the tests."
                 f"\n```bash\n{task.metadata['fix']}{tests}\n```",
                 "DONE"]

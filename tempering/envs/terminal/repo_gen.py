@@ -47,7 +47,7 @@ from pathlib import Path
 from tempering.envs.base import UNSEEN, split_of
 from tempering.errors import TaskError
 
-from . import mutate
+from . import mutate, repo_fix
 from .repo import CATEGORY, repo_task, snapshot_build, write_repo_task
 from .repo_call import RUN_CASE
 from .repo_seeds import SEEDS, TRAINED_MODULES, UNSEEN_MODULES, Seed
@@ -177,26 +177,19 @@ class RepoSpec:
         end = "EOF_" + hashlib.sha256(self.original.encode()).hexdigest()[:16]
         return f"cat > /app/{self.source_path} <<'{end}'\n{self.original}{end}\n"
 
+    @property
+    def function(self) -> str:
+        """The function that holds the bug, `Class.method` style (from `mutation`)."""
+        return self.mutation.split(" in ", 1)[1].split(":", 1)[0]
+
+    def read_command(self) -> str:
+        """The shell command a person reads the bug's lines with before patching (repo_fix.py)."""
+        return repo_fix.read_command(self.mutated, self.original, self.source_path)
+
     def patch_solution(self) -> str:
-        """A fix as a person would type it: replace the bug's lines in place (a few lines of
-        Python), not the whole file. The smallest changed block that occurs once in the file."""
-        old, new = self.mutated.splitlines(True), self.original.splitlines(True)
-        start = 0
-        while start < min(len(old), len(new)) and old[start] == new[start]:
-            start += 1
-        end = 0
-        while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
-            end += 1
-        for extra in range(0, 6):  # widen until the block is unique in the file
-            a, b = max(0, start - extra), end - extra
-            bad = "".join(old[a:len(old) - max(b, 0)])
-            good = "".join(new[a:len(new) - max(b, 0)])
-            if bad and self.mutated.count(bad) == 1:
-                break
-        else:
-            return self.solution()
-        return (f"python3 - <<'EOF'\nfrom pathlib import Path\np = Path({'/app/' + self.source_path!r})\n"
-                f"p.write_text(p.read_text().replace({bad!r}, {good!r}, 1))\nEOF\n")
+        """A fix as a person would type it: replace the bug's lines in place (repo_fix.py), or
+        the whole file when no changed block occurs once in it."""
+        return repo_fix.patch_command(self.mutated, self.original, self.source_path) or self.solution()
 
     def fix_diff(self) -> str:
         return "".join(difflib.unified_diff(self.mutated.splitlines(True), self.original.splitlines(True),
