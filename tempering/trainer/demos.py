@@ -6,8 +6,8 @@
              learns to read a verdict and fix its answer, which is what multi-turn RL asks
     tool     (envs with tools) the calls a careful worker makes, each with the tool's real
              output, then the answer: finance/filings-long-v1 reads the sections that hold
-             the figures; terminal/repo-v1 runs the tests, patches the bug's lines in place,
-             runs the tests again, DONE
+             the figures; terminal/repo-v1 runs the tests, reads the code where they fail,
+             patches those lines in place, runs the tests again, DONE
     sampled  the model's own replies to train tasks, kept only where they score 1 (rejection
              sampling, `sampled_demonstrations`): replaying them keeps a skill the model
              already has, in its own words, where reference replies in other domains would
