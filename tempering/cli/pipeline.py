@@ -11,7 +11,7 @@ def _cmd_pipeline(args: argparse.Namespace) -> int:
     from tempering.pipeline.table import report_lines
 
     state = run_pipeline(args.config, Path(args.run_dir) if args.run_dir else None, args.set, args.control,
-                         args.stage or None)
+                         args.stage or None, Path(args.source) if args.source else None)
     print("\n".join(report_lines(state)))
     print(f"wrote {state['run_dir']}/pipeline.json and report.md")
     return 0
@@ -26,6 +26,9 @@ def add_pipeline_parser(sub) -> None:
                                      "continue after a crash")
     p.add_argument("--control", default="none", choices=["none", "shuffled"],
                    help="shuffled: also run the RL stage with each group's rewards permuted, and evaluate it")
+    p.add_argument("--from", dest="source", metavar="RUN_DIR",
+                   help="start a new run from this finished run's stages wherever this config would compute the "
+                        "same thing (e.g. keep base eval, demos and SFT, rerun RL with --set rl.optim.lr=...)")
     p.add_argument("--stage", action="append", metavar="STAGE",
                    help="run only this stage (repeatable): eval-base, demos, sft, eval-sft, rl, eval-rl, "
                         "rl-shuffled, eval-rl-shuffled")

@@ -32,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from tempering.errors import ConfigError, RunDirError
+from tempering.pipeline.branch import branch
 from tempering.pipeline.config import PipelineConfig, load_pipeline
 from tempering.pipeline.stages import missing_evals
 from tempering.scheduler.store import STORE_FILE
@@ -104,8 +105,10 @@ def _run_child(root: Path, stage: str, model: str | None, spent_s: float) -> tup
 
 
 def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: list[str] | None = None,
-                 control: str = "none", only: list[str] | None = None) -> dict:
-    """Run (or continue) every stage not yet done; returns pipeline.json's contents."""
+                 control: str = "none", only: list[str] | None = None, source: Path | None = None) -> dict:
+    """Run (or continue) every stage not yet done; returns pipeline.json's contents. `source`:
+    a finished run whose stages this new run starts from where they would come out the same
+    (tempering.pipeline.branch)."""
     if control not in CONTROLS:
         raise ConfigError(f"unknown control {control!r}: use one of {', '.join(CONTROLS)}")
     cfg, data = load_pipeline(config, overrides)
@@ -114,6 +117,10 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
     if saved.is_file() and _training_part(yaml.safe_load(saved.read_text())) != _training_part(data):
         raise RunDirError(f"{root} holds a pipeline trained with another config: continue it with the same config and "
                           f"--set flags (only eval may change), or pass a new --run-dir")
+    if source is not None:
+        reused = branch(Path(source), root, cfg, data)
+        print(f"== from {source}: reused {', '.join(r for r in reused if '/' not in r) or 'no stage'} and "
+              f"{sum('/' in r for r in reused)} eval files (branched.yaml lists them)", flush=True)
     root.mkdir(parents=True, exist_ok=True)
     saved.write_text(yaml.safe_dump(data, sort_keys=False))
     state = _read_state(root)

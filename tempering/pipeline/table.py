@@ -92,7 +92,8 @@ def report_lines(state: dict) -> list[str]:
     lines += ["", "| stage | status | minutes | CPU-hours | peak RSS (GB) |", "|---|---|---|---|---|"]
     for stage, r in state.get("stages", {}).items():
         cpu = f"{r['cpu_hours']:.2f}" if "cpu_hours" in r else "—"
-        lines.append(f"| {stage} | {r.get('status')} | {r.get('seconds', 0) / 60:.1f} | {cpu} | "
+        status = f"{r.get('status')}, reused from {r['reused_from']}" if "reused_from" in r else r.get("status")
+        lines.append(f"| {stage} | {status} | {r.get('seconds', 0) / 60:.1f} | {cpu} | "
                      f"{r.get('peak_rss_mb', 0) / 1024:.2f} |")
     cost = cost_per_point(state)
     if cost is not None:

@@ -95,6 +95,19 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     out, _ = third.communicate(timeout=HARNESS_S)
     assert third.returncode == 0 and "== " not in out, out
 
+    # a new run from this one with another RL learning rate: everything before RL is reused
+    branched, source_state = tmp_path / "branch", (run / "pipeline.json").read_text()
+    fourth = _temper("--run-dir", str(branched), "--from", str(run), "--set", "sft.train.steps=4",
+                     "--set", "rl.optim.lr=5.0e-5")
+    out, _ = fourth.communicate(timeout=HARNESS_S)
+    assert fourth.returncode == 0, out
+    new = json.loads((branched / "pipeline.json").read_text())["stages"]
+    assert [s for s in new if new[s].get("reused_from") == str(run)] == ["demos", "sft", "eval-base", "eval-sft"]
+    assert new["rl"]["status"] == new["eval-rl"]["status"] == "done" and new["rl"]["attempts"] == 1
+    assert new["rl"]["model"] == new["sft"]["checkpoint"] and Path(new["sft"]["checkpoint"]).is_relative_to(branched)
+    assert "lr: 5.0e-05" in (branched / "rl" / "config.yaml").read_text()
+    assert (run / "pipeline.json").read_text() == source_state
+
 
 def test_pipeline_refuses_a_changed_training_config(tmp_path, capsys):
     run = tmp_path / "pipe"

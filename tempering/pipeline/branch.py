@@ -1,0 +1,137 @@
+"""`temper pipeline CONFIG --from RUN`: start a new run from another run's finished stages
+wherever the new config would compute the same thing, and run only the rest.
+
+    temper pipeline configs/smollm2-pipeline.yaml --run-dir runs/lr3e-5 --from runs/main \\
+        --set rl.optim.lr=3.0e-5        # keeps base eval, demos, SFT and its eval; reruns RL
+
+What a stage's result depends on, compared between the two configs as written:
+
+    demos        seed, model, options, the demos section and its env mix, sft.data.max_len
+    sft          the above and the sft section
+    rl           the above, the rl section and the RL env mix
+    rl-shuffled  as rl, and rl itself reused (it makes as many updates as rl made)
+    an eval file (point, env, split): the point's model (base: the model; otherwise its
+                 training stage reused), that env's options and evaluation spec (n, replies,
+                 tokens per reply)
+
+A reused stage's directory is copied in (weights hard-linked, nothing else shared, so neither
+run can change the other), its record keeps its measured time and says `reused_from`. Both
+runs must come from the same Tempering code: the copy cannot tell a changed generator.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import yaml
+
+from tempering.errors import RunDirError
+from tempering.pipeline.config import PipelineConfig, load_pipeline
+from tempering.pipeline.stages import eval_file, eval_splits
+
+TRAIN_STAGES = ("sft", "rl", "rl-shuffled")
+LINK_BYTES = 1 << 20
+"""Files at least this large (weights, optimizer state) are hard-linked; smaller ones copied."""
+
+
+def _inputs(cfg: PipelineConfig, data: dict) -> dict[str, dict]:
+    """Per training-side stage, everything its result depends on (see the module docstring)."""
+    demos = {"seed": cfg.seed, "model": cfg.model, "options": cfg.options, "demos": data.get("demos", {}),
+             "mix": cfg.demo_mix(), "max_len": (data.get("sft", {}).get("data") or {}).get("max_len")}
+    sft = {**demos, "sft": data.get("sft", {})}
+    rl = {**sft, "rl": data.get("rl", {}), "rl_envs": sorted(cfg.eval.envs)}
+    return {"demos": demos, "sft": sft, "rl": rl, "rl-shuffled": rl}
+
+
+def _eval_spec(cfg: PipelineConfig, env_id: str) -> dict | None:
+    for group in ("envs", "watch"):
+        spec = cfg.env_evals(group).get(env_id)
+        if spec is not None:
+            return {"n": spec.n, "max_turns": spec.max_turns, "options": cfg.options.get(env_id, {}),
+                    "max_new_tokens": spec.max_new_tokens or cfg.eval.max_new_tokens}
+    return None
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    def copy(a: str, b: str) -> None:
+        if os.path.getsize(a) >= LINK_BYTES:
+            try:
+                os.link(a, b)
+                return
+            except OSError:  # another filesystem: copy instead
+                pass
+        shutil.copy2(a, b)
+
+    shutil.copytree(src, dst, copy_function=copy, dirs_exist_ok=True)
+
+
+def _moved(value, src: Path, root: Path):
+    """`value` with every path inside the source run re-rooted in the new one (nested too)."""
+    if isinstance(value, dict):
+        return {k: _moved(v, src, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_moved(v, src, root) for v in value]
+    if isinstance(value, str) and os.sep in value:
+        try:
+            return str(root / Path(value).resolve().relative_to(src.resolve()))
+        except ValueError:
+            return value
+    return value
+
+
+def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
+    """Copy into `root` what `src` finished that `cfg` would compute the same way; returns
+    what was reused (stage names, and eval files as point/env/split). Run again with the same
+    `src`, it reuses nothing more: the run goes on from where it stopped."""
+    if not (src / "pipeline.yaml").is_file() or not (src / "pipeline.json").is_file():
+        raise RunDirError(f"--from {src}: not a pipeline run directory (no pipeline.yaml and pipeline.json there)")
+    if root.resolve() == src.resolve():
+        raise RunDirError(f"--from {src} is the run directory itself: to continue it, drop --from")
+    marker = root / "branched.yaml"
+    if marker.is_file() and yaml.safe_load(marker.read_text()).get("from") == str(src):
+        return []  # branched before: the same command again continues the run
+    if (root / "pipeline.json").is_file():
+        raise RunDirError(f"{root} already holds a run: --from starts a new one, so pass a new --run-dir")
+    src_cfg, src_data = load_pipeline(src / "pipeline.yaml")
+    src_state = json.loads((src / "pipeline.json").read_text())
+    done = {s for s, r in src_state["stages"].items() if r.get("status") == "done"}
+    mine, theirs = _inputs(cfg, data), _inputs(src_cfg, src_data)
+    reused, state = [], {"stages": {}}
+    for stage in ("demos", *TRAIN_STAGES):
+        needs = {"sft": "demos", "rl": "sft", "rl-shuffled": "rl"}.get(stage)
+        if stage not in done or mine[stage] != theirs[stage] or (needs and needs not in reused):
+            continue
+        _copy_tree(src / ("data" if stage == "demos" else stage), root / ("data" if stage == "demos" else stage))
+        state["stages"][stage] = {**_moved(src_state["stages"][stage], src, root), "reused_from": str(src)}
+        reused.append(stage)
+    for point in ("base", *TRAIN_STAGES):
+        if point != "base" and point not in reused:
+            continue
+        complete = True
+        for group in ("envs", "watch"):
+            for env_id, spec in cfg.env_evals(group).items():
+                for split in eval_splits(cfg, env_id, spec):
+                    old, new = eval_file(src, point, env_id, split), eval_file(root, point, env_id, split)
+                    if old.is_file() and _eval_spec(cfg, env_id) == _eval_spec(src_cfg, env_id):
+                        new.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(old, new)
+                        reused.append(f"{point}/{env_id}/{split}")
+                    else:
+                        complete = False
+        stage = f"eval-{point}"
+        if complete and stage in done:
+            state["stages"][stage] = {**src_state["stages"][stage], "reused_from": str(src)}
+            reused.append(stage)
+    for stage in state["stages"]:  # what the child wrote, so a killed continuation finds it
+        out = src / "stages" / f"{stage}.json"
+        if out.is_file():
+            (root / "stages").mkdir(parents=True, exist_ok=True)
+            moved = _moved(json.loads(out.read_text()), src, root)
+            (root / "stages" / f"{stage}.json").write_text(json.dumps(moved, indent=1))
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pipeline.json").write_text(json.dumps(state, indent=1))
+    (root / "branched.yaml").write_text(yaml.safe_dump({"from": str(src), "reused": reused}, sort_keys=False))
+    return reused
