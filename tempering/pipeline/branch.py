@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -33,8 +34,11 @@ from tempering.pipeline.config import PipelineConfig, load_pipeline
 from tempering.pipeline.stages import eval_file, eval_splits
 
 TRAIN_STAGES = ("sft", "rl", "rl-shuffled")
-LINK_BYTES = 1 << 20
-"""Files at least this large (weights, optimizer state) are hard-linked; smaller ones copied."""
+CHECKPOINTS = "checkpoints"
+"""Files under a stage's checkpoints/ are hard-linked (a checkpoint is written once, to a new
+directory, and never in place); everything else (the store, metrics, reports) is copied."""
+LENGTH_KEYS = ("steps", "max_minutes")
+"""rl.train keys that only say how long RL runs: a larger `steps` extends a finished stage."""
 
 
 def _inputs(cfg: PipelineConfig, data: dict) -> dict[str, dict]:
@@ -57,7 +61,7 @@ def _eval_spec(cfg: PipelineConfig, env_id: str) -> dict | None:
 
 def _copy_tree(src: Path, dst: Path) -> None:
     def copy(a: str, b: str) -> None:
-        if os.path.getsize(a) >= LINK_BYTES:
+        if CHECKPOINTS in Path(a).relative_to(src).parts:
             try:
                 os.link(a, b)
                 return
@@ -66,6 +70,19 @@ def _copy_tree(src: Path, dst: Path) -> None:
         shutil.copy2(a, b)
 
     shutil.copytree(src, dst, copy_function=copy, dirs_exist_ok=True)
+
+
+def _longer(mine: dict, theirs: dict, done_steps: int) -> bool:
+    """`mine` is `theirs` with only RL's length grown past the `done_steps` it made, on a
+    constant learning rate (so updates 1..done_steps are the ones the longer stage makes)."""
+    def cut(inputs: dict) -> dict:
+        rl = dict(inputs["rl"])
+        rl["train"] = {k: v for k, v in (rl.get("train") or {}).items() if k not in LENGTH_KEYS}
+        return {**inputs, "rl": rl}
+
+    steps = (mine["rl"].get("train") or {}).get("steps", 0)
+    constant = (mine["rl"].get("optim") or {}).get("schedule", "constant") == "constant"
+    return cut(mine) == cut(theirs) and constant and steps > done_steps
 
 
 def _moved(value, src: Path, root: Path):
@@ -80,6 +97,14 @@ def _moved(value, src: Path, root: Path):
         except ValueError:
             return value
     return value
+
+
+def _moved_text(text: str, src: Path, root: Path) -> str:
+    """`text` with paths into the source run (as given or resolved, each where a path starts)
+    pointing into the new one instead."""
+    for a, b in ((str(src.resolve()), str(root.resolve())), (str(src), str(root))):
+        text = re.sub(r"(?<![\w./-])" + re.escape(a + os.sep), lambda _, b=b: b + os.sep, text)
+    return text
 
 
 def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
@@ -102,11 +127,24 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
     reused, state = [], {"stages": {}}
     for stage in ("demos", *TRAIN_STAGES):
         needs = {"sft": "demos", "rl": "sft", "rl-shuffled": "rl"}.get(stage)
-        if stage not in done or mine[stage] != theirs[stage] or (needs and needs not in reused):
+        if stage not in done or (needs and needs not in reused and f"{needs} (extended)" not in reused):
+            continue
+        record = src_state["stages"][stage]
+        if mine[stage] == theirs[stage] and f"{needs} (extended)" not in reused:
+            state["stages"][stage] = {**_moved(record, src, root), "reused_from": str(src)}
+            reused.append(stage)
+        elif stage in ("rl", "rl-shuffled") and _longer(mine[stage], theirs[stage], record.get("steps", 0)):
+            # not done: the stage runs again and resumes from its last checkpoint; its time adds up
+            state["stages"][stage] = {"status": "extending", "extended_from": str(src), "steps_before": record["steps"],
+                                      **{k: record[k] for k in ("seconds", "cpu_hours", "peak_rss_mb") if k in record}}
+            reused.append(f"{stage} (extended)")
+        else:
             continue
         _copy_tree(src / ("data" if stage == "demos" else stage), root / ("data" if stage == "demos" else stage))
-        state["stages"][stage] = {**_moved(src_state["stages"][stage], src, root), "reused_from": str(src)}
-        reused.append(stage)
+        if stage in ("rl", "rl-shuffled") and stage not in reused:  # its config as it now continues
+            saved = root / stage / "config.yaml"
+            if saved.is_file():
+                saved.write_text(_moved_text(saved.read_text(), src, root))
     for point in ("base", *TRAIN_STAGES):
         if point != "base" and point not in reused:
             continue
@@ -125,9 +163,9 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
         if complete and stage in done:
             state["stages"][stage] = {**src_state["stages"][stage], "reused_from": str(src)}
             reused.append(stage)
-    for stage in state["stages"]:  # what the child wrote, so a killed continuation finds it
+    for stage, record in state["stages"].items():  # what the child wrote, so a killed continuation finds it
         out = src / "stages" / f"{stage}.json"
-        if out.is_file():
+        if out.is_file() and "reused_from" in record:
             (root / "stages").mkdir(parents=True, exist_ok=True)
             moved = _moved(json.loads(out.read_text()), src, root)
             (root / "stages" / f"{stage}.json").write_text(json.dumps(moved, indent=1))

@@ -40,7 +40,9 @@ def _finished_run(root: Path) -> Path:
         ckpt.mkdir(parents=True)
         (ckpt / "model.safetensors").write_bytes(b"w" * (2 << 20))
         (ckpt / "config.json").write_text("{}")
-        stages[stage] = {"status": "done", "seconds": 120.0, "checkpoint": str(ckpt), "steps": 2,
+        (root / stage / "store.sqlite").write_bytes(b"s" * (2 << 20))  # written in place when a stage goes on
+        (root / stage / "config.yaml").write_text(f"model:\n  name: {root / 'sft' / 'checkpoints' / 'final'}\n")
+        stages[stage] = {"status": "done", "seconds": 120.0, "checkpoint": str(ckpt), "steps": 1,
                          "model": stages[source]["checkpoint"] if source else "tiny-random"}
     (root / "stages").mkdir()
     for stage, record in stages.items():
@@ -68,8 +70,8 @@ def test_a_changed_rl_section_keeps_everything_before_rl(tmp_path):
     assert state["sft"]["reused_from"] == str(src) and state["sft"]["seconds"] == 120.0  # its measured time
     assert json.loads((tmp_path / "new" / "stages" / "sft.json").read_text())["checkpoint"] == str(sft)
     assert (src / "pipeline.json").read_text() == before  # the source run is untouched
-    (sft / "config.json").write_text('{"changed": true}')  # small files are copies: the source keeps its own
-    assert (src / "sft/checkpoints/final/config.json").read_text() == "{}"
+    # outside checkpoints/ everything is a copy (a report rewritten, a store grown stay in their run)
+    assert (tmp_path / "new" / "sft" / "store.sqlite").stat().st_ino != (src / "sft" / "store.sqlite").stat().st_ino
 
 
 def test_a_changed_env_option_keeps_only_the_other_envs_base_evaluations(tmp_path):
@@ -87,6 +89,25 @@ def test_a_changed_evaluation_spec_reevaluates_that_env_at_every_point(tmp_path)
     assert not any(r.startswith("eval-") for r in reused)
     assert not any("sqlite" in r for r in reused)
     assert {r.split("/", 1)[0] for r in reused if "humaneval" in r} == set(POINTS)
+
+
+def test_more_rl_updates_extend_the_finished_rl_stages_instead_of_redoing_them(tmp_path):
+    src = _finished_run(tmp_path / "src")
+    reused = _branch(src, tmp_path / "new", "rl.train.steps=3")
+    assert [r for r in reused if "/" not in r] == ["demos", "sft", "rl (extended)", "rl-shuffled (extended)",
+                                                  "eval-base", "eval-sft"]
+    state = json.loads((tmp_path / "new" / "pipeline.json").read_text())["stages"]
+    assert state["rl"]["status"] == "extending" and state["rl"]["seconds"] == 120.0 and state["rl"]["steps_before"] == 1
+    new = tmp_path / "new" / "rl"
+    assert (new / "checkpoints/final/model.safetensors").stat().st_ino == \
+        (src / "rl/checkpoints/final/model.safetensors").stat().st_ino
+    assert (new / "store.sqlite").stat().st_ino != (src / "rl/store.sqlite").stat().st_ino  # a copy: it grows
+    assert str(tmp_path / "new" / "sft") in (new / "config.yaml").read_text()  # continues from this run's SFT
+    assert not (tmp_path / "new" / "stages" / "rl.json").exists()  # not done: the pipeline runs it on
+    # a cosine schedule would make the first updates differ; fewer updates than it made are no extension
+    for change in (["rl.train.steps=3", "rl.optim.schedule=cosine"], ["rl.train.steps=1", "rl.train.max_minutes=5"]):
+        got = _branch(src, tmp_path / change[-1], *change)
+        assert not any(r.startswith("rl") for r in got), change
 
 
 def test_branching_refuses_what_it_cannot_do_with_one_clear_error(tmp_path, capsys):

@@ -108,6 +108,18 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     assert "lr: 5.0e-05" in (branched / "rl" / "config.yaml").read_text()
     assert (run / "pipeline.json").read_text() == source_state
 
+    # one more RL update: the finished stage goes on from its last checkpoint, in the new run only
+    longer = tmp_path / "longer"
+    fifth = _temper("--run-dir", str(longer), "--from", str(run), "--set", "sft.train.steps=4",
+                    "--set", "rl.train.steps=2", "--stage", "rl")
+    out, _ = fifth.communicate(timeout=HARNESS_S)
+    assert fifth.returncode == 0, out
+    rl = json.loads((longer / "pipeline.json").read_text())["stages"]["rl"]
+    assert rl["status"] == "done" and rl["steps"] == 2 and rl["extended_from"] == str(run) and rl["attempts"] == 1
+    steps = [json.loads(line)["step"] for line in (longer / "rl" / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2] and len((run / "rl" / "metrics.jsonl").read_text().splitlines()) == 1
+    assert (run / "pipeline.json").read_text() == source_state
+
 
 def test_pipeline_refuses_a_changed_training_config(tmp_path, capsys):
     run = tmp_path / "pipe"
