@@ -169,6 +169,8 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
             (root / "stages").mkdir(parents=True, exist_ok=True)
             moved = _moved(json.loads(out.read_text()), src, root)
             (root / "stages" / f"{stage}.json").write_text(json.dumps(moved, indent=1))
+    order = ("eval-base", "demos", "sft", "eval-sft", "rl", "eval-rl", "rl-shuffled", "eval-rl-shuffled")
+    state["stages"] = {s: state["stages"][s] for s in order if s in state["stages"]}  # the pipeline's order
     root.mkdir(parents=True, exist_ok=True)
     (root / "pipeline.json").write_text(json.dumps(state, indent=1))
     (root / "branched.yaml").write_text(yaml.safe_dump({"from": str(src), "reused": reused}, sort_keys=False))

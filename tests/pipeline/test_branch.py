@@ -61,8 +61,9 @@ def test_a_changed_rl_section_keeps_everything_before_rl(tmp_path):
     before = (src / "pipeline.json").read_text()
     reused = _branch(src, tmp_path / "new", "rl.optim.lr=5.0e-5")
     assert [r for r in reused if "/" not in r] == ["demos", "sft", "eval-base", "eval-sft"]
-    assert not any(r.startswith(("rl/", "rl-shuffled/")) for r in reused)
     state = json.loads((tmp_path / "new" / "pipeline.json").read_text())["stages"]
+    assert list(state) == ["eval-base", "demos", "sft", "eval-sft"]  # in the pipeline's order
+    assert not any(r.startswith(("rl/", "rl-shuffled/")) for r in reused)
     sft = Path(state["sft"]["checkpoint"])
     assert sft.is_relative_to(tmp_path / "new") and (sft / "config.json").is_file()  # re-rooted, copied
     assert (sft / "model.safetensors").stat().st_ino == (src / "sft/checkpoints/final/model.safetensors").stat().st_ino

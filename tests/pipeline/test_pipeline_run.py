@@ -102,7 +102,7 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
     out, _ = fourth.communicate(timeout=HARNESS_S)
     assert fourth.returncode == 0, out
     new = json.loads((branched / "pipeline.json").read_text())["stages"]
-    assert [s for s in new if new[s].get("reused_from") == str(run)] == ["demos", "sft", "eval-base", "eval-sft"]
+    assert [s for s in new if new[s].get("reused_from") == str(run)] == ["eval-base", "demos", "sft", "eval-sft"]
     assert new["rl"]["status"] == new["eval-rl"]["status"] == "done" and new["rl"]["attempts"] == 1
     assert new["rl"]["model"] == new["sft"]["checkpoint"] and Path(new["sft"]["checkpoint"]).is_relative_to(branched)
     assert "lr: 5.0e-05" in (branched / "rl" / "config.yaml").read_text()
