@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Sequence
 
 import yaml
 
@@ -107,8 +108,9 @@ def _moved_text(text: str, src: Path, root: Path) -> str:
     return text
 
 
-def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
-    """Copy into `root` what `src` finished that `cfg` would compute the same way; returns
+def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequence[str]) -> list[str]:
+    """Copy into `root` what `src` finished that `cfg` would compute the same way, its stages
+    recorded in the pipeline's `order`; returns
     what was reused (stage names, and eval files as point/env/split). Run again with the same
     `src`, it reuses nothing more: the run goes on from where it stopped."""
     if not (src / "pipeline.yaml").is_file() or not (src / "pipeline.json").is_file():
@@ -140,7 +142,8 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
             reused.append(f"{stage} (extended)")
         else:
             continue
-        _copy_tree(src / ("data" if stage == "demos" else stage), root / ("data" if stage == "demos" else stage))
+        folder = "data" if stage == "demos" else stage
+        _copy_tree(src / folder, root / folder)
         if stage in ("rl", "rl-shuffled") and stage not in reused:  # its config as it now continues
             saved = root / stage / "config.yaml"
             if saved.is_file():
@@ -169,8 +172,7 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict) -> list[str]:
             (root / "stages").mkdir(parents=True, exist_ok=True)
             moved = _moved(json.loads(out.read_text()), src, root)
             (root / "stages" / f"{stage}.json").write_text(json.dumps(moved, indent=1))
-    order = ("eval-base", "demos", "sft", "eval-sft", "rl", "eval-rl", "rl-shuffled", "eval-rl-shuffled")
-    state["stages"] = {s: state["stages"][s] for s in order if s in state["stages"]}  # the pipeline's order
+    state["stages"] = {s: state["stages"][s] for s in order if s in state["stages"]}
     root.mkdir(parents=True, exist_ok=True)
     (root / "pipeline.json").write_text(json.dumps(state, indent=1))
     (root / "branched.yaml").write_text(yaml.safe_dump({"from": str(src), "reused": reused}, sort_keys=False))

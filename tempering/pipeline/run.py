@@ -118,7 +118,7 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
         raise RunDirError(f"{root} holds a pipeline trained with another config: continue it with the same config and "
                           f"--set flags (only eval may change), or pass a new --run-dir")
     if source is not None:
-        reused = branch(Path(source), root, cfg, data)
+        reused = branch(Path(source), root, cfg, data, [s.name for s in stages("shuffled")])
         print(f"== from {source}: reused {', '.join(r for r in reused if '/' not in r) or 'no stage'} and "
               f"{sum('/' in r for r in reused)} eval files (branched.yaml lists them)", flush=True)
     root.mkdir(parents=True, exist_ok=True)

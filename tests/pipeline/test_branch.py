@@ -13,6 +13,7 @@ from tempering.cli.main import main
 from tempering.errors import RunDirError
 from tempering.pipeline.branch import branch
 from tempering.pipeline.config import load_pipeline
+from tempering.pipeline.run import stages
 from tempering.pipeline.stages import eval_file, eval_splits
 
 CONFIG = Path(__file__).resolve().parents[2] / "configs" / "tiny-pipeline.yaml"
@@ -53,7 +54,7 @@ def _finished_run(root: Path) -> Path:
 
 def _branch(src: Path, dst: Path, *sets: str) -> list[str]:
     cfg, data = load_pipeline(CONFIG, list(sets))
-    return branch(src, dst, cfg, data)
+    return branch(src, dst, cfg, data, [s.name for s in stages("shuffled")])
 
 
 def test_a_changed_rl_section_keeps_everything_before_rl(tmp_path):
