@@ -71,7 +71,8 @@ class Demos:
     mix: dict[str, float] = field(default_factory=dict)
     """Env id -> weight; empty takes every env of eval.envs at weight 1."""
     kinds: dict[str, float] = field(default_factory=lambda: {"single": 1.0, "repair": 1.0, "tool": 1.0})
-    """single (prompt, reference), repair (wrong try, real feedback, fix), tool (tool calls, answer): weights."""
+    """single (prompt, reference), worked (the reference with its working), repair (wrong try, real
+    feedback, fix), tool (tool calls, answer): weights."""
     sampled: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Env id -> Sampled fields: the base model's own replies to train tasks, kept where they
     score 1, so SFT keeps a skill the base model has (on top of `tokens`)."""

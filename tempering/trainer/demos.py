@@ -1,6 +1,9 @@
 """Verified demonstrations: SFT data that an env itself has checked, from train tasks only.
 
     single   the task's prompt, then the env's reference reply
+    worked   the prompt, then the reference written with its working where the env has a
+             form the verifier checks (finance: the arithmetic over the filing's figures,
+             `Answer: (5,230 - 4,810) / 4,810 * 100 %`); single elsewhere
     repair   the prompt, a realistic wrong first attempt (the env's broken variant of the
              reference), the env's real feedback on it, then the corrected reply: the model
              learns to read a verdict and fix its answer, which is what multi-turn RL asks
@@ -31,7 +34,7 @@ from tempering.envs.protocols import BrokenReference, MultiTurn
 from tempering.errors import ConfigError, DataLeakError
 from tempering.types import Message, Task
 
-KINDS = ("single", "repair", "tool")
+KINDS = ("single", "worked", "repair", "tool")
 SAMPLED = "sampled"
 TRAIN = "train"
 MAX_TRIES = 4
@@ -105,6 +108,9 @@ def _plans(env, task: Task, kind: str, rng: random.Random) -> list[list[str]]:
         wrong = getattr(env, "wrong_attempts", None)  # realistic mistakes, where the env makes them
         firsts = wrong(task, rng) if wrong is not None else [env.broken_response(task)]
         return [[first, ref] for first in firsts]
+    if kind == "worked":
+        worked = getattr(env, "worked_response", None)  # the reference with its working, where the env writes one
+        return [] if worked is None else [[worked(task)]]
     if kind == "tool":
         session = getattr(env, "tool_demonstration", None)  # the env's own replies: tool calls, then the answer
         return [] if session is None else [session(task)]

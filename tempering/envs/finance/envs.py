@@ -86,6 +86,15 @@ def reference_response(task: Task) -> str:
     return answer_line(gold, gold.value, gold.verdict)
 
 
+def worked_response(task: Task) -> str:
+    """The reference written as the arithmetic over the filing's figures that gives it
+    (`Answer: (5,230 - 4,810) / 4,810 * 100 %`); a lookup or a yes/no answer as the reference."""
+    gold = task.reference.gold
+    if gold.formula is None or gold.verdict is not None:
+        return reference_response(task)
+    return f"Answer: {gold.formula} {gold.unit}"
+
+
 def broken_response(task: Task) -> str:
     """A plausible mistake: the family's tempting wrong figure, or the opposite verdict."""
     gold = task.reference.gold
@@ -114,6 +123,9 @@ class StatementsEnv(FeedbackEnv):
 
     def broken_response(self, task: Task) -> str:
         return broken_response(task)
+
+    def worked_response(self, task: Task) -> str:
+        return worked_response(task)
 
 
 TOOL_HELP = ("To use a tool, end your reply with exactly one tool call on its own line:\n"
@@ -163,6 +175,9 @@ class FilingsEnv(FeedbackEnv):
 
     def broken_response(self, task: Task) -> str:
         return broken_response(task)
+
+    def worked_response(self, task: Task) -> str:
+        return worked_response(task)
 
     def tool_demonstration(self, task: Task) -> list[str]:
         """The reads a careful analyst makes before answering: each section that holds a

@@ -14,6 +14,10 @@ stated in the prompt:
     amounts  ±0.5% relative (0.1% for a plain lookup), and never tighter than half a
              unit of the tables, so a gold amount of 0 has a tolerance too
 
+`formula` is the arithmetic that gives a computed answer, over the figures as the filing
+prints them ("(5,230 - 4,810) / 4,810 * 100"): the worked reply a demonstration can show,
+since verify.py reads an expression as its value.
+
 Yes/no (compliance) questions also ask for the figure that decides them; see verify.py
 for how each part is scored. `wrong` is a tempting mistake (the unrestated figure, the
 inverted ratio, the opposite verdict) that `broken_response` submits.
@@ -53,6 +57,8 @@ class Gold:
     """Where the figures are: statement keys (income, balance, cash_flow, segments) and notes (note:<topic>)."""
     rows: tuple[str, ...] = ()
     """The line items involved, for a hint at low difficulty."""
+    formula: str | None = None
+    """How the answer is computed from the printed figures; None for a lookup or a yes/no question."""
 
     def within(self, x: float) -> bool:
         return abs(x - self.value) <= max(self.abs_tol, self.rel_tol * abs(self.value))
@@ -69,21 +75,28 @@ class Gold:
 Rows = tuple[str, ...]
 
 
-def _pct(value: float, rows: Rows, sources: Rows, question: str, wrong: float) -> Gold:
-    return Gold(question, value, PERCENT, 0.0, 0.05, wrong=wrong, sources=sources, rows=rows)
+def _pct(value: float, rows: Rows, sources: Rows, question: str, wrong: float, formula: str) -> Gold:
+    return Gold(question, value, PERCENT, 0.0, 0.05, wrong=wrong, sources=sources, rows=rows,
+                formula=f"{formula} * 100")
 
 
-def _ratio(value: float, rows: Rows, sources: Rows, question: str, wrong: float) -> Gold:
-    return Gold(question, value, RATIO, 0.0, 0.01, wrong=wrong, sources=sources, rows=rows)
+def _ratio(value: float, rows: Rows, sources: Rows, question: str, wrong: float, formula: str) -> Gold:
+    return Gold(question, value, RATIO, 0.0, 0.01, wrong=wrong, sources=sources, rows=rows, formula=formula)
 
 
 def _amount(f: Filing, value: float, rows: Rows, sources: Rows, question: str, wrong: float, *,
-            scale: str | None = None, rel: float = 0.005) -> Gold:
+            scale: str | None = None, rel: float = 0.005, formula: str | None = None) -> Gold:
     """An amount in `scale` (default: the tables' own, whatever unit the layout announces it in)."""
     scale = scale or f.scale
     factor = SCALES[f.scale] / SCALES[scale]
     return Gold(question, value * factor, amount_unit(f.currency, scale), rel, 0.5 * factor, wrong=wrong * factor,
-                sources=sources, rows=rows)
+                sources=sources, rows=rows, formula=formula)
+
+
+def _n(figure: float) -> str:
+    """A figure as an operand: grouped thousands, a negative one in parentheses."""
+    text = f"{abs(figure):,}"
+    return f"(-{text})" if figure < 0 else text
 
 
 def _filing(rng: random.Random, level: int, **needs) -> Filing:
@@ -116,6 +129,11 @@ def _growth(f: Filing, item: str, year: int) -> tuple[float, float]:
     return (after / before - 1) * 100, (after - before) / after * 100
 
 
+def _change(f: Filing, item: str, year: int) -> str:
+    before, after = f.figure(item, year - 1), f.figure(item, year)
+    return f"({_n(after)} - {_n(before)}) / {_n(before)}"
+
+
 # -- the families ----------------------------------------------------------------------------
 def lookup(rng: random.Random) -> tuple[Filing, Gold]:
     f = _filing(rng, 1)
@@ -134,8 +152,10 @@ def unit_conversion(rng: random.Random) -> tuple[Filing, Gold]:
     scale = rng.choice({"ones": ("thousands", "millions"), "thousands": ("millions",),
                         "millions": ("thousands", "billions")}[f.scale])
     value = f.figure(item, year)
+    factor = SCALES[f.scale] / SCALES[scale]
+    formula = f"{_n(value)} * {factor:,.0f}" if factor > 1 else f"{_n(value)} / {1 / factor:,.0f}"
     gold = _amount(f, value, (item,), (_statement_of(item),), f"What was {LABELS[item].lower()} in FY{year}, in "
-                   f"{amount_unit(f.currency, scale)}?", value, scale=scale)
+                   f"{amount_unit(f.currency, scale)}?", value, scale=scale, formula=formula)
     return f, replace(gold, wrong=value)  # the figure left in the tables' unit
 
 
@@ -146,7 +166,7 @@ def growth(rng: random.Random) -> tuple[Filing, Gold]:
     value, wrong = _growth(f, item, year)
     statement = "balance" if item == "total_assets" else "income"
     return f, _pct(value, (item,), (statement,), f"By what percentage did {LABELS[item].lower()} change from "
-                   f"FY{year - 1} to FY{year}?", wrong)
+                   f"FY{year - 1} to FY{year}?", wrong, _change(f, item, year))
 
 
 def margin(rng: random.Random) -> tuple[Filing, Gold]:
@@ -157,7 +177,7 @@ def margin(rng: random.Random) -> tuple[Filing, Gold]:
     other = "net_income" if item != "net_income" else "operating_income"
     return f, _pct(f.figure(item, year) / revenue * 100, (item, "revenue"), ("income",),
                    f"What was the {kind} margin ({LABELS[item].lower()} as a percentage of revenue) in FY{year}?",
-                   f.figure(other, year) / revenue * 100)
+                   f.figure(other, year) / revenue * 100, f"{_n(f.figure(item, year))} / {_n(revenue)}")
 
 
 def current_ratio(rng: random.Random) -> tuple[Filing, Gold]:
@@ -166,7 +186,7 @@ def current_ratio(rng: random.Random) -> tuple[Filing, Gold]:
     assets, liabilities = f.figure("current_assets", year), f.figure("current_liabilities", year)
     return f, _ratio(assets / liabilities, ("current_assets", "current_liabilities"), ("balance",),
                      f"What was the current ratio (total current assets / total current liabilities) at the end of "
-                     f"FY{year}?", liabilities / assets)
+                     f"FY{year}?", liabilities / assets, f"{_n(assets)} / {_n(liabilities)}")
 
 
 def debt_to_equity(rng: random.Random) -> tuple[Filing, Gold]:
@@ -175,7 +195,8 @@ def debt_to_equity(rng: random.Random) -> tuple[Filing, Gold]:
     equity = f.figure("total_equity", year)
     return f, _ratio(f.total_debt(year) / equity, ("short_debt", "long_debt", "total_equity"), ("balance",),
                      f"What was the debt-to-equity ratio (short-term plus long-term debt, divided by total equity) at "
-                     f"the end of FY{year}?", f.figure("long_debt", year) / equity)
+                     f"the end of FY{year}?", f.figure("long_debt", year) / equity,
+                     f"({_n(f.figure('short_debt', year))} + {_n(f.figure('long_debt', year))}) / {_n(equity)}")
 
 
 def returns(rng: random.Random) -> tuple[Filing, Gold]:
@@ -186,7 +207,8 @@ def returns(rng: random.Random) -> tuple[Filing, Gold]:
     average = (f.figure(item, year - 1) + f.figure(item, year)) / 2
     return f, _pct(income / average * 100, ("net_income", item), ("income", "balance"),
                    f"What was the {name} in FY{year}, computed as net income divided by the average of opening and "
-                   f"closing {LABELS[item].lower()}?", income / f.figure(item, year) * 100)
+                   f"closing {LABELS[item].lower()}?", income / f.figure(item, year) * 100,
+                   f"{_n(income)} / (({_n(f.figure(item, year - 1))} + {_n(f.figure(item, year))}) / 2)")
 
 
 def free_cash_flow(rng: random.Random) -> tuple[Filing, Gold]:
@@ -195,7 +217,7 @@ def free_cash_flow(rng: random.Random) -> tuple[Filing, Gold]:
     cfo, capex = f.figure("cfo", year), f.figure("capex", year)  # capex is shown negative
     return f, _amount(f, cfo + capex, ("cfo", "capex"), ("cash_flow",),
                       f"What was free cash flow (net cash provided by operating activities minus capital expenditures) "
-                      f"in FY{year}?", cfo - capex)
+                      f"in FY{year}?", cfo - capex, formula=f"{_n(cfo)} - {_n(-capex)}")
 
 
 def segment_share(rng: random.Random) -> tuple[Filing, Gold]:
@@ -206,10 +228,11 @@ def segment_share(rng: random.Random) -> tuple[Filing, Gold]:
         income = sum(s.operating_income for s in f.segments)
         return f, _pct(seg.revenue / revenue * 100, ("revenue",), ("segments",),
                        f"What share of total FY{year} revenue came from the {seg.name} segment?",
-                       seg.operating_income / income * 100)
+                       seg.operating_income / income * 100, f"{_n(seg.revenue)} / {_n(revenue)}")
     return f, _pct(seg.operating_income / seg.revenue * 100, (), ("segments",),
                    f"What was the operating margin of the {seg.name} segment (segment operating income as a percentage "
-                   f"of segment revenue) in FY{year}?", seg.operating_income / revenue * 100)
+                   f"of segment revenue) in FY{year}?", seg.operating_income / revenue * 100,
+                   f"{_n(seg.operating_income)} / {_n(seg.revenue)}")
 
 
 def working_capital(rng: random.Random) -> tuple[Filing, Gold]:
@@ -220,12 +243,16 @@ def working_capital(rng: random.Random) -> tuple[Filing, Gold]:
         assets = f.figure("current_assets", y) - (f.figure("cash", y) if operating else 0)
         return assets - (f.figure("current_liabilities", y) - (f.figure("short_debt", y) if operating else 0))
 
+    def shown(y: int) -> str:
+        return (f"(({_n(f.figure('current_assets', y))} - {_n(f.figure('cash', y))}) - "
+                f"({_n(f.figure('current_liabilities', y))} - {_n(f.figure('short_debt', y))}))")
+
     return f, _amount(f, nwc(year, True) - nwc(year - 1, True), ("current_assets", "cash", "current_liabilities",
                       "short_debt"), ("balance",),
                       f"By how much did operating working capital change from FY{year - 1} to FY{year}? Operating "
                       f"working capital is current assets excluding cash minus current liabilities excluding "
                       f"short-term debt; give the change (negative for a decrease).",
-                      nwc(year, False) - nwc(year - 1, False))
+                      nwc(year, False) - nwc(year - 1, False), formula=f"{shown(year)} - {shown(year - 1)}")
 
 
 def implied_dividends(rng: random.Random) -> tuple[Filing, Gold]:
@@ -234,7 +261,9 @@ def implied_dividends(rng: random.Random) -> tuple[Filing, Gold]:
     income, change = f.figure("net_income", year), f.figure("retained", year) - f.figure("retained", year - 1)
     return f, _amount(f, income - change, ("net_income", "retained"), ("income", "balance"),
                       f"Reconcile retained earnings for FY{year}: closing retained earnings equal opening retained "
-                      f"earnings plus net income minus dividends. What dividends does this imply for FY{year}?", change)
+                      f"earnings plus net income minus dividends. What dividends does this imply for FY{year}?", change,
+                      formula=f"{_n(income)} - ({_n(f.figure('retained', year))} - "
+                              f"{_n(f.figure('retained', year - 1))})")
 
 
 def restated_growth(rng: random.Random) -> tuple[Filing, Gold]:
@@ -243,7 +272,7 @@ def restated_growth(rng: random.Random) -> tuple[Filing, Gold]:
     value, _ = _growth(f, "revenue", year)
     unrestated = (f.values["revenue"][year] / f.values["revenue"][year - 1] - 1) * 100
     return f, _pct(value, ("revenue",), ("income", "note:restatement"), f"By what percentage did revenue change from "
-                   f"FY{year - 1} to FY{year}?", unrestated)
+                   f"FY{year - 1} to FY{year}?", unrestated, _change(f, "revenue", year))
 
 
 def balance_check(rng: random.Random) -> tuple[Filing, Gold]:
@@ -266,7 +295,8 @@ def adjusted_margin(rng: random.Random) -> tuple[Filing, Gold]:
     return f, _pct((income + f.restructuring) / revenue * 100, ("operating_income", "revenue"),
                    ("income", "note:restructuring"), f"What was the adjusted operating margin in FY{year}, i.e. "
                    f"operating income excluding the one-time restructuring charge described in the notes, as a "
-                   f"percentage of revenue?", income / revenue * 100)
+                   f"percentage of revenue?", income / revenue * 100,
+                   f"({_n(income)} + {_n(f.restructuring)}) / {_n(revenue)}")
 
 
 def covenant(rng: random.Random) -> tuple[Filing, Gold]:

@@ -6,6 +6,13 @@ line the first number is read, ignoring numbers glued to letters (FY2023). Comma
 thousands; a minus sign or parentheses around the number make it negative; currency
 symbols are ignored.
 
+A figure may also be written as the arithmetic that gives it, over the filing's figures:
+`Answer: (5,230 - 4,810) / 4,810 * 100 %`. A run of numbers joined by + - * / and
+parentheses is evaluated exactly (no Python eval: a parsed tree of those four operators and
+numbers only), and the unit marks after it count as after a number. Reading the right figures
+and combining them is the skill; the division itself is a calculator's job, as in math
+verifiers that accept an exact expression for its value.
+
 Units. The question states the unit it expects ("USD thousands", or "USD" alone for plain
 dollars), whatever unit the filing's layout announces, and a bare number is read in that
 unit. A scale word after the number (thousand/k, million/m/mn/mm, billion/bn/b, also
@@ -28,6 +35,8 @@ statement and rows that hold the inputs, by the labels the filing prints.
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,6 +52,11 @@ _ANSWER = re.compile(r"^[\s>*_#`-]*answer[*_`\s]*:(?P<text>.*)$", re.I | re.M)
 _NUMBER = re.compile(r"(?<![A-Za-z\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)")
 _SCALE_WORD = re.compile(r"\s*\)?\s*(?:[A-Za-z]{3}\s+)?(?P<word>thousands?|k|millions?|mn|mm|m|billions?|bn|b)\b", re.I)
 _RESCALES = {False: (1e3, 1e-3, 1e6, 1e-6), True: (100,)}  # amounts; percentages (written as a fraction)
+_EXPRESSION = re.compile(r"[-−(\s]*(?:\d|\.\d)[\d.,\s()+\-−*/]*")
+"""Where an expression may run: numbers, the four operators, parentheses and spaces."""
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+MAX_EXPRESSION = 200
+"""Characters; a longer run is read as its first number."""
 _WORD_SCALES = {"k": "thousands", "thousand": "thousands", "m": "millions", "mn": "millions", "mm": "millions",
                 "million": "millions", "b": "billions", "bn": "billions", "billion": "billions"}
 
@@ -66,7 +80,45 @@ def answer_text(response: str) -> str | None:
     return texts[-1] if texts else None
 
 
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _evaluate(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.left), _evaluate(node.right))
+    raise ValueError("not arithmetic")
+
+
+def read_expression(text: str) -> tuple[float, int, int] | None:
+    """(value, start, end) of the first arithmetic expression in `text` with at least one
+    binary operator, or None (a lone number, a malformed run, a division by zero)."""
+    first = _NUMBER.search(text)
+    if first is None:
+        return None
+    start = re.search(r"[-−(\s]*$", text[:first.start()]).start()  # a sign and opening parentheses before it
+    run = _EXPRESSION.match(text, start).group(0).rstrip()
+    while run.count(")") > run.count("(") and run.endswith(")"):  # a closing parenthesis of the text around it
+        run = run[:-1].rstrip()
+    source = re.sub(r"(\d),(?=\d{3}(?!\d))", r"\1", run.replace("−", "-"))
+    if len(run) > MAX_EXPRESSION or not re.search(r"[\d.)]\s*[-+*/]\s*[-+(\d.]", source) or \
+            re.search(r"[*/]{2}", source):
+        return None
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+        value = _evaluate(tree.body)
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError, MemoryError, OverflowError):
+        return None
+    return value, start, start + len(run)
+
+
 def read_number(text: str) -> Reading | None:
+    """The answer's figure: an arithmetic expression's value, else the first number."""
+    expression = read_expression(text)
+    if expression is not None:
+        value, start, end = expression
+        return _reading(value, text[:start], text[end:])
     m = _NUMBER.search(text)
     if m is None:
         return None
@@ -75,9 +127,14 @@ def read_number(text: str) -> Reading | None:
     lead = r"\s*(?:[A-Za-z]{3}\s*)?[$€£¥]?\s*$"
     negative = re.search(r"[-−–]" + lead, before) or \
         (re.search(r"\(" + lead, before) and re.match(r"\s*(?:[A-Za-z]+\s*)?\)", after))
+    return _reading(-value if negative else value, before, after)
+
+
+def _reading(value: float, before: str, after: str) -> Reading:
+    """The figure with the unit marks of the text around it."""
     scale = _SCALE_WORD.match(after)
     zone = re.split(r"[\d(]", after, maxsplit=1)[0]  # the unit marks: up to the next number or parenthesis
-    return Reading(value=-value if negative else value,
+    return Reading(value=value,
                    scale=_WORD_SCALES[scale.group("word").lower().rstrip("s")] if scale else None,
                    percent=bool(re.search(r"%|\bper\s?cent|\bpct\b|\bpercentage point|\bpp\b", zone, re.I)),
                    ratio=bool(re.match(r"\s*[x×](?![A-Za-z])", after) or re.search(r"\btimes\b", zone, re.I)),
