@@ -127,7 +127,7 @@ class TerminalEnv:
         if problem:
             self.close()
             raise TaskError(f"{t.id}: {problem}")
-        self._task, self._turn = t, 0
+        self._task, self._turn, self._commands = t, 0, 0
         self._deadline = time.monotonic() + t.max_agent_timeout_sec
         self._history = list(task.prompt)
         return list(task.prompt)
@@ -148,6 +148,7 @@ class TerminalEnv:
         if command is not None:
             left = self._deadline - time.monotonic()
             r = self._session.run(command, min(self.command_timeout_s, max(left, 1.0)))
+            self._commands += 1
             info.update(status=r.status, exit_code=r.exit_code)
             note = (f"(timed out after {min(self.command_timeout_s, left):.0f} s)\n" if r.status == "timeout" else "")
             note += f"{clip(r.output, self.output_chars)}\n[exit code {r.exit_code}]"
@@ -168,8 +169,14 @@ class TerminalEnv:
         return info.get("reason"), info.get("tests", {})
 
     def _finish(self, info: dict, terminated: bool, why: str) -> StepResult:
+        """Run the tests. The episode's status: passed, tests_failed, or no_command (no reply
+        ran a command: the model talked instead of acting, the format failure of this domain);
+        a last command that did not end ok (timeout, memory...) keeps its own status."""
         outcome = self._session.test()
         self.close()
+        if info["status"] in (None, "ok"):
+            info["command_status"] = info["status"]
+            info["status"] = "passed" if outcome.passed else "tests_failed" if self._commands else "no_command"
         info.update(passed=outcome.passed, reason=outcome.reason, tests=outcome.tests, ended=why)
         if outcome.counts:
             info["counts"] = outcome.counts

@@ -68,7 +68,7 @@ class RepoEnv(TerminalEnv):
         t = spec.terminal_task()
         return Task(id=f"{ENV_ID}/{split}/{index}" + (f"/{family}" if family else ""), domain="terminal",
                     prompt=self.as_task(t).prompt, reference=t,
-                    metadata={"category": t.category, "module": spec.module, "fail_to_pass": len(spec.fail_to_pass),
+                    metadata={"category": t.category, "module": spec.module, "family": spec.module, "fail_to_pass": len(spec.fail_to_pass),
                               "pass_to_pass": len(spec.pass_to_pass), "fix": spec.patch_solution(),
                               "read": spec.read_command(), "function": spec.function,
                               "package": spec.package})

@@ -59,6 +59,7 @@ def test_env_episode_runs_commands_then_scores_on_done(native, shared_sandbox):
     assert "```bash" in step.messages[0].content and step.reward == 0.0
     step = env.step("```bash\nread a b < seed.txt; echo $((a * b)) > /app/answer.txt\n```\nDONE")
     assert step.terminated and step.reward == 1.0 and step.info["passed"], step.info
+    assert step.status == "passed" and step.info["command_status"] == "ok"
 
 
 def test_env_turn_limit_runs_the_tests_and_truncates(native, shared_sandbox):
@@ -67,6 +68,19 @@ def test_env_turn_limit_runs_the_tests_and_truncates(native, shared_sandbox):
     assert not env.step("```bash\nls\n```").terminated
     last = env.step("```bash\necho 41 > /app/answer.txt\n```")
     assert last.truncated and not last.terminated and last.reward == 0.0 and last.info["ended"] == "turns"
+    assert last.status == "tests_failed"
+
+
+def test_an_episode_that_never_runs_a_command_is_no_command(native, shared_sandbox):
+    env = TerminalEnv(native.parent, max_turns=2, sandbox=shared_sandbox)
+    env.reset(env.task("test", 0))
+    assert env.step("The task asks for the product of two numbers.").status is None
+    last = env.step("I would multiply them.")
+    assert last.truncated and last.status == "no_command" and last.reward == 0.0
+    env = TerminalEnv(native.parent, max_turns=2, command_timeout_s=1, sandbox=shared_sandbox)
+    env.reset(env.task("test", 0))
+    timed_out = env.step("```bash\nsleep 600\n```\nDONE")  # the last command's own status is kept
+    assert timed_out.status == "timeout" and timed_out.reward == 0.0
 
 
 def test_check_env_on_a_native_task_dir(native, shared_sandbox, monkeypatch):
