@@ -22,9 +22,16 @@ def _point(path: Path) -> dict | None:
     if not path.is_file():
         return None
     r = json.loads(path.read_text())
+    families: dict[str, list[int]] = {}
+    for item in r["items"]:
+        if item.get("family"):
+            count = families.setdefault(item["family"], [0, 0])
+            count[0] += bool(item["passed"])
+            count[1] += 1
     return {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
             "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
-            "seconds": r["seconds"], "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
+            "seconds": r["seconds"], "families": dict(sorted(families.items())),
+            "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
 
 
 def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
@@ -75,6 +82,7 @@ def report_lines(state: dict) -> list[str]:
             cells = [name, split, *(_cell(s["points"].get(p)) for p in points),
                      delta("base->sft"), delta("sft->rl"), delta("sft->rl-shuffled")]
             lines.append("| " + " | ".join(cells) + " |")
+    lines += family_lines(results, points)
     checks = control_checks(results)
     if checks:
         lines += ["", "The spurious-reward control: RL from the same SFT model with each group's rewards permuted. "
@@ -100,6 +108,26 @@ def report_lines(state: dict) -> list[str]:
         lines += ["", f"Training compute (demos, sft, rl): {cost['cpu_hours']:.2f} CPU-hours for a mean "
                       f"{cost['points']:+.1f} points base -> rl over the trained envs' splits: "
                       f"{cost['cpu_hours_per_point']:.3f} CPU-hours per point."]
+    return lines
+
+
+def family_lines(results: dict, points: list[str]) -> list[str]:
+    """Passed / evaluated per task family at each point, for the trained envs whose tasks have
+    more than one family: where a domain's score comes from, and what no stage has taught."""
+    lines: list[str] = []
+    for env_id, splits in results.items():
+        for split, s in splits.items():
+            found = {p: s["points"][p].get("families", {}) for p in points if p in s["points"]}
+            names = sorted({f for fams in found.values() for f in fams})
+            if s["group"] != "envs" or len(names) < 2:
+                continue
+            if not lines:
+                lines = ["", "Passed / evaluated, by task family:"]
+            lines += ["", f"{env_id}, {split}:", "", "| family | " + " | ".join(found) + " |",
+                      "|---|" + "---|" * len(found)]
+            for name in names:
+                cells = [f"{fams[name][0]}/{fams[name][1]}" if name in fams else "—" for fams in found.values()]
+                lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 
 

@@ -178,6 +178,28 @@ def test_the_control_check_holds_the_control_to_a_third_of_the_real_gain():
     assert beats == {("a", "test"): True, ("a", "unseen"): False, ("b", "test"): False}  # the control winning is no win
 
 
+def test_the_report_counts_passes_by_task_family(tmp_path):
+    from tempering.pipeline.table import _point, family_lines
+
+    def eval_file(name: str, passed: list[tuple[str, bool]]) -> Path:
+        items = [{"id": f"t/{i}", "family": fam, "passed": ok} for i, (fam, ok) in enumerate(passed)]
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"accuracy": 0.0, "ci_low": 0, "ci_high": 1, "n": len(items), "correct": 0,
+                                    "format_rate": 1.0, "mean_response_tokens": 1, "seconds": 1, "items": items}))
+        return path
+
+    base = _point(eval_file("base", [("growth", False), ("lookup", False), ("lookup", True)]))
+    sft = _point(eval_file("sft", [("growth", True), ("lookup", True), ("lookup", True)]))
+    assert base["families"] == {"growth": [0, 1], "lookup": [1, 2]}
+    one = _point(eval_file("one", [(None, True)]))
+    results = {"fin": {"test": {"group": "envs", "points": {"base": base, "sft": sft}}},
+               "he": {"test": {"group": "watch", "points": {"base": base}}},  # not trained: not broken down
+               "arith": {"test": {"group": "envs", "points": {"base": one}}}}  # no families
+    lines = family_lines(results, ["base", "sft", "rl"])
+    assert lines[3:] == ["fin, test:", "", "| family | base | sft |", "|---|---|---|", "| growth | 0/1 | 1/1 |",
+                         "| lookup | 1/2 | 2/2 |"]
+
+
 def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
     from tempering.pipeline.config import load_pipeline
     from tempering.pipeline.stages import matched_control
