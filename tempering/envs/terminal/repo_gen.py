@@ -17,7 +17,7 @@ How a task is made, everything drawn from Random("terminal/repo-v1|split|seed|in
    separate process (repo_call.py) and compares with what the original module returned.
 3. The module's mutation sites (mutate.py) of this split (all of them, for unseen) are
    shuffled; the original and the mutants, 8 at a time, run every call in one sandbox run
-   (a fresh import per call, 2 s each). The first mutant with no call that hangs, at least one shown test failing and at
+   (a fresh import per call, 2 s of CPU and 384 MB each). The first mutant with no call that hangs, at least one shown test failing and at
    least one held-out test failing is the bug: FAIL_TO_PASS is every failing test,
    PASS_TO_PASS every other one.
 4. The issue describes one failing shown test in a user's words (the call, what it gave,
@@ -61,8 +61,9 @@ BATCH = 8
 """Mutants evaluated per sandbox run."""
 MAX_MUTANTS = 48
 """Mutants tried for one module before drawing another."""
-CALL_LIMIT_S = 2.0
-"""A call running longer than this hangs, and its mutant is discarded."""
+CALL_LIMIT_S, CALL_MEMORY_MB = 2.0, 384
+"""A call past this CPU time (not wall time: a loaded machine discards the same mutants) or this
+address space hangs, and its mutant is discarded; a runaway allocation never trips the sandbox's limit."""
 MAX_REPR = 600
 EXPECTED_ERRORS = ("ValueError", "IndexError", "KeyError", "CycleError")
 """Exceptions the original may raise for a test to expect (shlex's unclosed quotes, graphlib's
@@ -84,31 +85,32 @@ for name in cfg["packages"]:
 print(json.dumps(out))
 '''
 CHILD = RUN_CASE + r'''
-import json, signal, sys
+import json, resource, signal, sys
 real, sys.stdout = sys.stdout, sys.stderr
 root, package, every = sys.argv[1], sys.argv[2], sys.argv[4] == "1"
 cfg = json.load(open(sys.argv[3]))
 sys.path.insert(0, root)
+resource.setrlimit(resource.RLIMIT_AS, (cfg["memory"], cfg["memory"]))
 class Hang(BaseException):
     pass
 def alarm(*_):
     raise Hang()
-signal.signal(signal.SIGALRM, alarm)
+signal.signal(signal.SIGPROF, alarm)
 def run(code):
     for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
         del sys.modules[name]
     return run_case(package, code)
 results = []
 for code in cfg["cases"]:
-    signal.setitimer(signal.ITIMER_REAL, cfg["limit"])
+    signal.setitimer(signal.ITIMER_PROF, cfg["limit"])
     try:
         results.append({"value": repr(run(code))})
-    except Hang:
+    except (Hang, MemoryError):
         results.append({"hang": True})
     except BaseException as e:
         results.append({"raised": type(e).__name__, "message": str(e)[:300]})
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
     if "hang" in results[-1] and not every:
         break
 real.write(json.dumps(results))
@@ -286,7 +288,8 @@ def evaluate(package: str, sources: dict[str, str], cases: list[str], sandbox) -
 
     files = {f"pkgs/{name}/{package}/__init__.py": text for name, text in sources.items()}
     files["cfg.json"] = json.dumps({"packages": list(sources), "package": package, "cases": cases,
-                                    "limit": CALL_LIMIT_S, "child": CHILD, "timeout": 30})
+                                    "limit": CALL_LIMIT_S, "memory": CALL_MEMORY_MB << 20,
+                                    "child": CHILD, "timeout": 30})
     limits = Limits(wall_s=300, cpu_s=300, memory_mb=1024, processes=32, output_bytes=8 << 20)
     r = sandbox.run(EVALUATE, language="python", files=files, limits=limits)
     if r.status != "ok":

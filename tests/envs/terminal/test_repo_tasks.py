@@ -9,7 +9,7 @@ import pytest
 
 from tempering.envs.base import split_of
 from tempering.envs.terminal import CommandsAgent, NoopAgent, OracleAgent, load_task, run_trial
-from tempering.envs.terminal.repo_gen import generate
+from tempering.envs.terminal.repo_gen import evaluate, generate
 from tempering.envs.terminal.runner import TaskSession
 
 MODULES = ("bisect", "colorsys", "textwrap")
@@ -35,6 +35,17 @@ def test_generation_is_deterministic_and_split_by_mutation_site(specs, shared_sa
     held = generate("test", 3, sandbox=shared_sandbox)
     assert split_of(f"{held.module}:{held.site}") == "test" and held.id.endswith("test-0003")
     assert generate("train", 1, sandbox=shared_sandbox) != generate("train", 2, sandbox=shared_sandbox)
+
+
+def test_a_mutant_that_allocates_or_spins_without_end_is_a_hang_and_the_run_survives(shared_sandbox):
+    # A runaway allocation used to trip the sandbox's memory limit and fail the whole evaluation
+    # (status "memory"), sooner on a fast machine; now its own process is capped and it is a hang.
+    sources = {"original": "def f(x):\n    return x + 1\n",
+               "grows": "def f(x):\n    out = []\n    while True:\n        out.append(bytearray(1 << 20))\n",
+               "spins": "def f(x):\n    while True:\n        x += 1\n"}
+    results = evaluate("pk", sources, ["import pk\npk.f(1)", "import pk\npk.f(2)"], shared_sandbox)
+    assert results["original"] == [{"value": "2"}, {"value": "3"}]
+    assert results["grows"] == [{"hang": True}] and results["spins"] == [{"hang": True}]
 
 
 def test_every_task_needs_a_shown_and_a_held_out_failing_test(specs):
