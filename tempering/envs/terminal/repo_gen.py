@@ -17,9 +17,9 @@ How a task is made, everything drawn from Random("terminal/repo-v1|split|seed|in
    separate process (repo_call.py) and compares with what the original module returned.
 3. The module's mutation sites (mutate.py) of this split (all of them, for unseen) are
    shuffled; the original and the mutants, 8 at a time, run every call in one sandbox run
-   (a fresh import per call, 2 s of CPU and 384 MB each). The first mutant with no call that hangs, at least one shown test failing and at
-   least one held-out test failing is the bug: FAIL_TO_PASS is every failing test,
-   PASS_TO_PASS every other one.
+   (repo_check.py: a fresh import per call, 2 s of CPU and 384 MB each). The first mutant with
+   no call that hangs, at least one shown test failing and at least one held-out test failing
+   is the bug: FAIL_TO_PASS is every failing test, PASS_TO_PASS every other one.
 4. The issue describes one failing shown test in a user's words (the call, what it gave,
    what was expected), never the change. The oracle writes the original file back.
 
@@ -38,7 +38,6 @@ import difflib
 import functools
 import hashlib
 import importlib.util
-import json
 import platform
 import random
 from dataclasses import dataclass, field
@@ -49,7 +48,7 @@ from tempering.errors import TaskError
 
 from . import mutate, repo_fix
 from .repo import CATEGORY, repo_task, snapshot_build, write_repo_task
-from .repo_call import RUN_CASE
+from .repo_check import evaluate
 from .repo_seeds import SEEDS, TRAINED_MODULES, UNSEEN_MODULES, Seed
 from .repo_text import instruction, issue_text, render_tests
 from .task import TerminalTask
@@ -61,61 +60,11 @@ BATCH = 8
 """Mutants evaluated per sandbox run."""
 MAX_MUTANTS = 48
 """Mutants tried for one module before drawing another."""
-CALL_LIMIT_S, CALL_MEMORY_MB = 2.0, 384
-"""A call past this CPU time (not wall time: a loaded machine discards the same mutants) or this
-address space hangs, and its mutant is discarded; a runaway allocation never trips the sandbox's limit."""
 MAX_REPR = 600
 EXPECTED_ERRORS = ("ValueError", "IndexError", "KeyError", "CycleError")
 """Exceptions the original may raise for a test to expect (shlex's unclosed quotes, graphlib's
 cycles); any other means the call is not a fair test."""
 HELPERS = (Path(__file__).parent / "repo_call.py").read_text()
-
-EVALUATE = r'''
-import json, subprocess, sys
-cfg = json.load(open("cfg.json"))
-out = {}
-for name in cfg["packages"]:
-    try:
-        p = subprocess.run([sys.executable, "-I", "-c", cfg["child"], "pkgs/" + name, cfg["package"], "cfg.json",
-                            "1" if name == "original" else "0"], capture_output=True, text=True, errors="replace",
-                           stdin=subprocess.DEVNULL, timeout=cfg["timeout"])
-        out[name] = json.loads(p.stdout)
-    except (subprocess.TimeoutExpired, ValueError):
-        out[name] = None
-print(json.dumps(out))
-'''
-CHILD = RUN_CASE + r'''
-import json, resource, signal, sys
-real, sys.stdout = sys.stdout, sys.stderr
-root, package, every = sys.argv[1], sys.argv[2], sys.argv[4] == "1"
-cfg = json.load(open(sys.argv[3]))
-sys.path.insert(0, root)
-resource.setrlimit(resource.RLIMIT_AS, (cfg["memory"], cfg["memory"]))
-class Hang(BaseException):
-    pass
-def alarm(*_):
-    raise Hang()
-signal.signal(signal.SIGPROF, alarm)
-def run(code):
-    for name in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
-        del sys.modules[name]
-    return run_case(package, code)
-results = []
-for code in cfg["cases"]:
-    signal.setitimer(signal.ITIMER_PROF, cfg["limit"])
-    try:
-        results.append({"value": repr(run(code))})
-    except (Hang, MemoryError):
-        results.append({"hang": True})
-    except BaseException as e:
-        results.append({"raised": type(e).__name__, "message": str(e)[:300]})
-    finally:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-    if "hang" in results[-1] and not every:
-        break
-real.write(json.dumps(results))
-'''
-
 
 @dataclass(frozen=True)
 class Case:
@@ -278,23 +227,6 @@ def draw_cases(seed: Seed, rng: random.Random) -> list[tuple[str, str, str, str]
                 seen.add(code)
                 out.append((f"test_{fn}{suffix}_{k}", file, fn, code))
     return out
-
-
-def evaluate(package: str, sources: dict[str, str], cases: list[str], sandbox) -> dict:
-    """Run every case against each source (name -> module text) in one sandbox run:
-    name -> one result per case ({value: repr} | {raised, message} | {hang}), or None
-    when its process failed. Mutants stop at their first hanging call."""
-    from tempering.sandbox import Limits
-
-    files = {f"pkgs/{name}/{package}/__init__.py": text for name, text in sources.items()}
-    files["cfg.json"] = json.dumps({"packages": list(sources), "package": package, "cases": cases,
-                                    "limit": CALL_LIMIT_S, "memory": CALL_MEMORY_MB << 20,
-                                    "child": CHILD, "timeout": 30})
-    limits = Limits(wall_s=300, cpu_s=300, memory_mb=1024, processes=32, output_bytes=8 << 20)
-    r = sandbox.run(EVALUATE, language="python", files=files, limits=limits)
-    if r.status != "ok":
-        raise TaskError(f"evaluating {package} cases in the sandbox failed ({r.status}): {r.stderr[-300:]}")
-    return json.loads(r.stdout)
 
 
 def _literal(result: dict) -> tuple[str, object] | None:

@@ -9,7 +9,8 @@ import pytest
 
 from tempering.envs.base import split_of
 from tempering.envs.terminal import CommandsAgent, NoopAgent, OracleAgent, load_task, run_trial
-from tempering.envs.terminal.repo_gen import evaluate, generate
+from tempering.envs.terminal.repo_check import evaluate
+from tempering.envs.terminal.repo_gen import generate
 from tempering.envs.terminal.runner import TaskSession
 
 MODULES = ("bisect", "colorsys", "textwrap")
