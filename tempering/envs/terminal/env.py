@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 from pathlib import Path
 
 from tempering.errors import TaskError
@@ -128,7 +127,10 @@ class TerminalEnv:
             self.close()
             raise TaskError(f"{t.id}: {problem}")
         self._task, self._turn, self._commands = t, 0, 0
-        self._deadline = time.monotonic() + t.max_agent_timeout_sec
+        # The agent's time is its commands' time. The wall clock since reset would also count
+        # the time this episode waits while the model generates for the whole batch, so on a
+        # slow machine late turns got a 1-second command and "timed out" (docs/terminal.md).
+        self._time_left = float(t.max_agent_timeout_sec)
         self._history = list(task.prompt)
         return list(task.prompt)
 
@@ -146,15 +148,16 @@ class TerminalEnv:
         info: dict = {"turn": self._turn, "status": None}
         note = ""
         if command is not None:
-            left = self._deadline - time.monotonic()
-            r = self._session.run(command, min(self.command_timeout_s, max(left, 1.0)))
+            limit = min(self.command_timeout_s, max(self._time_left, 1.0))
+            r = self._session.run(command, limit)
+            self._time_left -= r.wall_s
             self._commands += 1
             info.update(status=r.status, exit_code=r.exit_code)
-            note = (f"(timed out after {min(self.command_timeout_s, left):.0f} s)\n" if r.status == "timeout" else "")
+            note = f"(timed out after {limit:.0f} s)\n" if r.status == "timeout" else ""
             note += f"{clip(r.output, self.output_chars)}\n[exit code {r.exit_code}]"
         elif not done:
             note = "Reply with one ```bash code block of commands to run, or the line DONE when the task is complete."
-        out_of_time = time.monotonic() >= self._deadline
+        out_of_time = self._time_left <= 0
         if done or out_of_time or self._turn >= self.max_turns:
             return self._finish(info, terminated=done, why="done" if done else
                                 ("agent_timeout" if out_of_time else "turns"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -69,6 +70,18 @@ def test_env_turn_limit_runs_the_tests_and_truncates(native, shared_sandbox):
     last = env.step("```bash\necho 41 > /app/answer.txt\n```")
     assert last.truncated and not last.terminated and last.reward == 0.0 and last.info["ended"] == "turns"
     assert last.status == "tests_failed"
+
+
+def test_the_agent_time_budget_counts_its_commands_not_the_wait_for_the_model(write_native, tmp_path, shared_sandbox):
+    # In a batched evaluation an episode waits while the model writes every episode's reply;
+    # that wait is not the agent's time. Here the "model" takes longer than the whole budget.
+    env = TerminalEnv(write_native(tmp_path, max_agent_timeout_sec=2).parent, max_turns=3, sandbox=shared_sandbox)
+    env.reset(env.task("test", 0))
+    time.sleep(3)
+    step = env.step("```bash\ncd data && sleep 0.2 && cat seed.txt\n```")
+    assert not step.terminated and not step.truncated and "6 7" in step.messages[0].content
+    last = env.step("```bash\nsleep 30\n```")  # the commands' own time does run out
+    assert last.truncated and last.info["ended"] == "agent_timeout" and last.status == "timeout"
 
 
 def test_an_episode_that_never_runs_a_command_is_no_command(native, shared_sandbox):
