@@ -11,9 +11,9 @@
 Modules: task.py (reading tasks), dockerfile.py and commands.py (what of a Dockerfile runs
 without Docker), host.py (what this host can stand in for), runner.py (one task in one
 sandbox session), scoring.py (tests and the JUnit verdict), agents.py, env.py, report.py;
-repository tasks: repo.py (the format), repo_gen.py with repo_seeds.py, mutate.py and
-repo_call.py (the generator; repo_check.py runs its mutants), repo_env.py. The two commands above live in
-tempering/cli/terminal.py (they drive a model). docs/terminal.md has the formats, what is
+repository tasks: repo.py (the format), repo_gen.py with repo_seeds.py, mutate.py,
+repo_call.py and repo_check.py (the generator and its check of the mutants), repo_env.py.
+The two commands above live in tempering/cli/terminal.py (they drive a model). docs/terminal.md has the formats, what is
 honoured and what scoring defends.
 """
 
