@@ -1,0 +1,76 @@
+"""Why finance answers miss: each reply of a pipeline evaluation of finance/statements-v1,
+read against its task's gold formula. For computed families (growth, margin, current
+ratio, ...) a wrong reply either combines the right figures wrongly, uses one of them, or
+uses none; and its numbers are either all printed in the filing (it read the wrong line
+or year) or not (it made a number up). Lookups are counted by whether the answer is a
+figure the filing prints at all. Per family and in total, for each eval file given.
+
+    .venv/bin/python benchmarks/finance_misses.py runs/smollm2-pipeline-finance-v3/eval/sft/*.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+from _common import parser  # noqa: E402 - also puts the repository on sys.path
+
+from tempering import envs  # noqa: E402
+from tempering.envs.finance.verify import answer_text  # noqa: E402
+
+_NUMBER = re.compile(r"(?<![A-Za-z\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z\d.,])\d+(?:\.\d+)?")
+_OPERATOR = re.compile(r"\d\s*[-+*/]\s*[(\d]")
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers written in `text`, thousands separators dropped (FY2023-style tokens skipped)."""
+    return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]
+
+
+def kind_of_reply(item: dict, task) -> str:
+    """One label for a reply: passed, no_answer, or what its figures have to do with the gold's."""
+    if item["passed"]:
+        return "passed"
+    text = answer_text(item.get("response") or item["replies"][-1])
+    if text is None:
+        return "no_answer"
+    gold = task.reference.gold
+    used = set(numbers(text)) - {100.0}
+    printed = set(numbers(task.prompt[-1].content))
+    made_up = "" if used <= printed else ", a number not in the filing"
+    if gold.formula is None:
+        return "lookup: a printed figure, the wrong one" if not made_up else "lookup" + made_up
+    wanted = set(numbers(gold.formula)) - {100.0}
+    right = len(used & wanted)
+    shape = "an expression" if _OPERATOR.search(text) else "a single number"
+    if right == len(wanted):
+        return f"computed, {shape}: every right figure, wrongly combined{made_up}"
+    return f"computed, {shape}: {right} of {len(wanted)} right figures{made_up}"
+
+
+def main() -> None:
+    ap = parser(__doc__)
+    ap.add_argument("evals", nargs="+", help="eval JSON files (EvalResult) of finance/statements-v1")
+    ap.add_argument("--difficulty", type=int, default=2, help="the env's difficulty in the evaluated run")
+    args = ap.parse_args()
+    env = envs.make("finance/statements-v1", difficulty=args.difficulty)
+    for path in args.evals:
+        result = json.loads(Path(path).read_text())
+        tasks = {t.id: t for t in env.tasks(result["split"], result["n"])}
+        by_family: dict[str, Counter] = defaultdict(Counter)
+        kinds: Counter = Counter()
+        for item in result["items"]:
+            task = tasks[item["id"]]
+            by_family[task.family][item["passed"]] += 1
+            kinds[kind_of_reply(item, task)] += 1
+        print(f"{path}: {result['correct']}/{result['n']} passed ({result['split']} split)")
+        for family, c in sorted(by_family.items()):
+            print(f"  {family:<18} {c[True]:>3} of {c[True] + c[False]}")
+        for kind, count in kinds.most_common():
+            print(f"  {count:>3}  {kind}")
+
+
+if __name__ == "__main__":
+    main()
