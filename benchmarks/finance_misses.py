@@ -3,7 +3,8 @@ read against its task's gold formula. For computed families (growth, margin, cur
 ratio, ...) a wrong reply either combines the right figures wrongly, uses one of them, or
 uses none; and its numbers are either all printed in the filing (it read the wrong line
 or year) or not (it made a number up). Lookups are counted by whether the answer is a
-figure the filing prints at all. Per family and in total, for each eval file given.
+figure the filing prints at all. Per family, for each eval file given. Factors no filing
+prints (100 for a percentage, 1,000 for a unit change) count as neither.
 
     .venv/bin/python benchmarks/finance_misses.py runs/smollm2-pipeline-finance-v3/eval/sft/*.json
 """
@@ -22,6 +23,8 @@ from tempering.envs.finance.verify import answer_text  # noqa: E402
 
 _NUMBER = re.compile(r"(?<![A-Za-z\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z\d.,])\d+(?:\.\d+)?")
 _OPERATOR = re.compile(r"\d\s*[-+*/]\s*[(\d]")
+CONSTANTS = {100.0, 1e3, 1e6, 1e9}
+"""Factors a formula may use that no filing needs to print (percent, unit scales)."""
 
 
 def numbers(text: str) -> list[float]:
@@ -37,12 +40,12 @@ def kind_of_reply(item: dict, task) -> str:
     if text is None:
         return "no_answer"
     gold = task.reference.gold
-    used = set(numbers(text)) - {100.0}
+    used = set(numbers(text)) - CONSTANTS
     printed = set(numbers(task.prompt[-1].content))
     made_up = "" if used <= printed else ", a number not in the filing"
     if gold.formula is None:
         return "lookup: a printed figure, the wrong one" if not made_up else "lookup" + made_up
-    wanted = set(numbers(gold.formula)) - {100.0}
+    wanted = set(numbers(gold.formula)) - CONSTANTS
     right = len(used & wanted)
     shape = "an expression" if _OPERATOR.search(text) else "a single number"
     if right == len(wanted):
@@ -60,16 +63,15 @@ def main() -> None:
         result = json.loads(Path(path).read_text())
         tasks = {t.id: t for t in env.tasks(result["split"], result["n"])}
         by_family: dict[str, Counter] = defaultdict(Counter)
-        kinds: Counter = Counter()
         for item in result["items"]:
             task = tasks[item["id"]]
-            by_family[task.family][item["passed"]] += 1
-            kinds[kind_of_reply(item, task)] += 1
+            by_family[task.family][kind_of_reply(item, task)] += 1
         print(f"{path}: {result['correct']}/{result['n']} passed ({result['split']} split)")
-        for family, c in sorted(by_family.items()):
-            print(f"  {family:<18} {c[True]:>3} of {c[True] + c[False]}")
-        for kind, count in kinds.most_common():
-            print(f"  {count:>3}  {kind}")
+        for family, kinds in sorted(by_family.items()):
+            print(f"  {family}: {kinds['passed']} of {sum(kinds.values())} passed")
+            for kind, count in kinds.most_common():
+                if kind != "passed":
+                    print(f"    {count:>3}  {kind}")
 
 
 if __name__ == "__main__":
