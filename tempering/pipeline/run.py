@@ -114,9 +114,14 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
     cfg, data = load_pipeline(config, overrides)
     root = Path(run_dir or Path("runs") / cfg.name)
     saved = root / "pipeline.yaml"
-    if saved.is_file() and _training_part(yaml.safe_load(saved.read_text())) != _training_part(data):
-        raise RunDirError(f"{root} holds a pipeline trained with another config: continue it with the same config and "
-                          f"--set flags (only eval may change), or pass a new --run-dir")
+    if saved.is_file():
+        before, now = _training_part(yaml.safe_load(saved.read_text())), _training_part(data)
+        changed = sorted(k for k in before.keys() | now.keys() if before.get(k) != now.get(k))
+        if changed:
+            raise RunDirError(
+                f"{root} holds a pipeline trained with another config ({', '.join(changed)} differ): continue it "
+                f"with the same config and --set flags (only eval may change), or start a new run directory "
+                f"from its finished stages: --run-dir NEW_DIR --from {root}")
     if source is not None:
         reused = branch(Path(source), root, cfg, data, [s.name for s in stages("shuffled")])
         print(f"== from {source}: reused {', '.join(r for r in reused if '/' not in r) or 'no stage'} and "

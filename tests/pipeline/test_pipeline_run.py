@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tempering.cli.main import main
 from tempering.eval.stats import mcnemar_exact, paired
@@ -124,9 +125,12 @@ def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandb
 def test_pipeline_refuses_a_changed_training_config(tmp_path, capsys):
     run = tmp_path / "pipe"
     run.mkdir()
-    (run / "pipeline.yaml").write_text("name: other\nmodel: tiny-random\n")
+    trained = yaml.safe_load(CONFIG.read_text())
+    trained["rl"]["optim"]["lr"] *= 2
+    (run / "pipeline.yaml").write_text(yaml.safe_dump(trained))
     assert main(["pipeline", str(CONFIG), "--run-dir", str(run)]) == 2
-    assert "another config" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "another config (rl differ)" in err and f"--from {run}" in err
 
 
 def test_pipeline_bad_config_is_one_clear_error(tmp_path, capsys):
