@@ -19,9 +19,8 @@ from pathlib import Path
 from _common import parser  # noqa: E402 - also puts the repository on sys.path
 
 from tempering import envs  # noqa: E402
-from tempering.envs.finance.verify import answer_text  # noqa: E402
+from tempering.envs.finance.verify import _NUMBER, answer_text  # noqa: E402 - the verifier's own number reading
 
-_NUMBER = re.compile(r"(?<![A-Za-z\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?|(?<![A-Za-z\d.,])\d+(?:\.\d+)?")
 _OPERATOR = re.compile(r"\d\s*[-+*/]\s*[(\d]")
 CONSTANTS = {100.0, 1e3, 1e6, 1e9}
 """Factors a formula may use that no filing needs to print (percent, unit scales)."""

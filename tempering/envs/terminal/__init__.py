@@ -13,8 +13,8 @@ without Docker), host.py (what this host can stand in for), runner.py (one task 
 sandbox session), scoring.py (tests and the JUnit verdict), agents.py, env.py, report.py;
 repository tasks: repo.py (the format), repo_gen.py with repo_seeds.py, mutate.py,
 repo_call.py and repo_check.py (the generator and its check of the mutants), repo_env.py.
-The two commands above live in tempering/cli/terminal.py (they drive a model). docs/terminal.md has the formats, what is
-honoured and what scoring defends.
+The two commands above live in tempering/cli/terminal.py (they drive a model).
+docs/terminal.md has the formats, what is honoured and what scoring defends.
 """
 
 from .agents import AGENTS, CommandsAgent, NoopAgent, OracleAgent, TrialResult, run_trial, skip_reason
