@@ -46,8 +46,7 @@ class RolloutConfig:
     max_new_tokens: int = 64
     """Token budget per model turn."""
     min_informative_groups: int = 4
-    """Dynamic sampling: keep generating until this many groups have reward variance. Read only
-    with algorithm.drop_zero_variance: otherwise every step is one round and trains on every group."""
+    """Groups with reward variance to gather per update; read only with algorithm.drop_zero_variance."""
     max_rounds_per_step: int = 3
     """Cap on generation rounds spent filling one update's informative groups (dynamic sampling only)."""
     max_turns: int = 1
