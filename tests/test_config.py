@@ -78,6 +78,19 @@ def test_algorithm_defaults_resolve_per_algorithm():
     assert load_config(None, ["algorithm.name=dapo", "algorithm.clip_eps_high=0.3"]).algorithm.clip_eps_high == 0.3
 
 
+@pytest.mark.parametrize("key", ["rollout.min_informative_groups=2", "rollout.max_rounds_per_step=1"])
+def test_a_dynamic_sampling_setting_the_algorithm_would_not_read_is_refused(key):
+    # grpo leaves dynamic sampling off: the key would be silently unread
+    name = key.split("=")[0]
+    with pytest.raises(ConfigError, match=f"{name} is set, but only dynamic sampling reads it.*drop_zero_variance true"):
+        load_config(None, ["algorithm.name=grpo", key])
+    # on (dapo's default, or set), the key is read; explicitly off is the user's choice
+    assert load_config(None, ["algorithm.name=dapo", key]).algorithm.drop_zero_variance is True
+    for drop in ("true", "false"):
+        cfg = load_config(None, [f"algorithm.drop_zero_variance={drop}", key])
+        assert str(getattr(cfg.rollout, name.split(".")[1])) == key.split("=")[1]
+
+
 @pytest.mark.parametrize("sets,match", [
     (["algorithm.name=grpo2"], "unknown algorithm.name 'grpo2'"),
     (["algorithm.name=grpo", "critic.lam=0.9"], "critic.lam is set, but only ppo has a critic"),

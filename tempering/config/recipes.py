@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tempering.config.schema import Config
+from tempering.errors import ConfigError
 
 @dataclass(frozen=True)
 class Recipe:
@@ -65,13 +66,33 @@ FALLBACK_DEFAULTS: dict[str, Any] = {
 what a run records in its config.yaml."""
 
 
+DYNAMIC_SAMPLING = ("min_informative_groups", "max_rounds_per_step")
+"""rollout settings only dynamic sampling (algorithm.drop_zero_variance) reads."""
+
+
 def resolve(config: Config) -> Config:
     """Fill the algorithm settings left unset with the algorithm's own defaults."""
     a = config.algorithm
     preset = {**FALLBACK_DEFAULTS, **(RECIPES[a.name].defaults if a.name in RECIPES else {})}
     changes = {k: v for k, v in preset.items() if getattr(a, k) is None}
+    _check_dynamic_sampling(config, changes.get("drop_zero_variance"))
     if changes.get("clip_eps_high", 0) is None:
         changes["clip_eps_high"] = a.clip_eps
     if changes.get("overlong_buffer") == "quarter":
         changes["overlong_buffer"] = config.rollout.max_new_tokens // 4
     return dataclasses.replace(config, algorithm=dataclasses.replace(a, **changes)) if changes else config
+
+
+def _check_dynamic_sampling(config: Config, default_drop: bool | None) -> None:
+    """A config that sets a dynamic-sampling key while the algorithm's default leaves dynamic
+    sampling off would have that key silently unread (each step one round, every group
+    trained): make the choice explicit. An explicit drop_zero_variance false is a choice, and
+    the keys it leaves unread (a shared base config's, say) are allowed."""
+    defaults = type(config.rollout)()
+    changed = [k for k in DYNAMIC_SAMPLING if getattr(config.rollout, k) != getattr(defaults, k)]
+    if changed and default_drop is False:
+        raise ConfigError(
+            f"rollout.{changed[0]} is set, but only dynamic sampling reads it, and {config.algorithm.name} leaves "
+            f"it off: set algorithm.drop_zero_variance true to train only on groups with reward variance, "
+            f"sampling more rounds to find them, or false to train on every group of one round (and remove "
+            f"rollout.{changed[0]}, which is then unused)")
