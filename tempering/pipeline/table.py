@@ -23,15 +23,21 @@ def _point(path: Path) -> dict | None:
         return None
     r = json.loads(path.read_text())
     families: dict[str, list[int]] = {}
+    rewards: dict[str, list[float]] = {}
     for item in r["items"]:
         if item.get("family"):
             count = families.setdefault(item["family"], [0, 0])
             count[0] += bool(item["passed"])
             count[1] += 1
-    return {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
-            "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
-            "seconds": r["seconds"], "families": dict(sorted(families.items())),
-            "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
+            rewards.setdefault(item["family"], []).append(float(item.get("reward") or 0.0))
+    point = {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
+             "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
+             "seconds": r["seconds"], "families": dict(sorted(families.items())),
+             "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
+    if any(v not in (0.0, 1.0) for values in rewards.values() for v in values):
+        # partial credit (CAD's overlap, a share of tests): a family at 0 passes may still be close
+        point["family_reward"] = {f: round(sum(v) / len(v), 3) for f, v in sorted(rewards.items())}
+    return point
 
 
 def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
@@ -122,11 +128,15 @@ def family_lines(results: dict, points: list[str]) -> list[str]:
             if s["group"] != "envs" or len(names) < 2:
                 continue
             if not lines:
-                lines = ["", "Passed / evaluated, by task family:"]
+                lines = ["", "Passed / evaluated, by task family (and the mean reward, where the domain gives "
+                             "partial credit):"]
             lines += ["", f"{env_id}, {split}:", "", "| family | " + " | ".join(found) + " |",
                       "|---|" + "---|" * len(found)]
+            partial = {p: s["points"][p].get("family_reward") for p in found}
             for name in names:
-                cells = [f"{fams[name][0]}/{fams[name][1]}" if name in fams else "—" for fams in found.values()]
+                cells = [(f"{fams[name][0]}/{fams[name][1]}" if name in fams else "—")
+                         + (f" (reward {partial[p][name]:.2f})" if partial[p] and name in partial[p] else "")
+                         for p, fams in found.items()]
                 lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
 

@@ -203,6 +203,18 @@ def test_the_report_counts_passes_by_task_family(tmp_path):
     assert lines[3:] == ["fin, test:", "", "| family | base | sft |", "|---|---|---|", "| growth | 0/1 | 1/1 |",
                          "| lookup | 1/2 | 2/2 |"]
 
+    def cad_file(name: str, rewards: list[tuple[str, float]]) -> Path:  # partial credit: overlap
+        items = [{"id": f"t/{i}", "family": fam, "passed": r == 1.0, "reward": r} for i, (fam, r) in enumerate(rewards)]
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"accuracy": 0.0, "ci_low": 0, "ci_high": 1, "n": len(items), "correct": 0,
+                                    "format_rate": 1.0, "mean_response_tokens": 1, "seconds": 1, "items": items}))
+        return path
+
+    cad = _point(cad_file("cad", [("u_channel", 0.1), ("u_channel", 0.0), ("plate", 1.0)]))
+    assert cad["family_reward"] == {"plate": 1.0, "u_channel": 0.05} and "family_reward" not in sft
+    lines = family_lines({"cad": {"unseen": {"group": "envs", "points": {"sft": cad}}}}, ["sft"])
+    assert lines[-2:] == ["| plate | 1/1 (reward 1.00) |", "| u_channel | 0/2 (reward 0.05) |"]
+
 
 def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
     from tempering.pipeline.config import load_pipeline
