@@ -109,6 +109,12 @@ def report_lines(state: dict) -> list[str]:
         status = f"{r.get('status')}, reused from {r['reused_from']}" if "reused_from" in r else r.get("status")
         lines.append(f"| {stage} | {status} | {r.get('seconds', 0) / 60:.1f} | {cpu} | "
                      f"{r.get('peak_rss_mb', 0) / 1024:.2f} |")
+    wall = wall_minutes(state)
+    if wall["pipeline"] or wall["control"]:
+        lines += ["", f"Wall time of the stages run in this directory: {wall['pipeline']:.0f} minutes for the pipeline"
+                      + (f", and {wall['control']:.0f} more for the control" if wall["control"] else "")
+                      + (f" ({', '.join(wall['reused'])} reused from another run, not counted)" if wall["reused"] else "")
+                      + "."]
     cost = cost_per_point(state)
     if cost is not None:
         lines += ["", f"Training compute (demos, sft, rl): {cost['cpu_hours']:.2f} CPU-hours for a mean "
@@ -161,6 +167,18 @@ def control_checks(results: dict) -> list[dict]:
                         "rl_vs_control": tests["rl-shuffled->rl"],
                         "passes": real > 0 and control <= CONTROL_SHARE * real,
                         "rl_beats_control": _beats(tests["rl-shuffled->rl"])})
+    return out
+
+
+def wall_minutes(state: dict) -> dict:
+    """Minutes the stages took in this run directory, the pipeline's apart from the control's
+    (rl-shuffled and its evaluation); stages reused from another run count in that run, not here."""
+    out = {"pipeline": 0.0, "control": 0.0, "reused": []}
+    for stage, r in state.get("stages", {}).items():
+        if "reused_from" in r:
+            out["reused"].append(stage)
+        else:
+            out["control" if stage.endswith("rl-shuffled") else "pipeline"] += r.get("seconds", 0) / 60
     return out
 
 

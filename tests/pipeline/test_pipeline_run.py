@@ -216,6 +216,20 @@ def test_the_report_counts_passes_by_task_family(tmp_path):
     assert lines[-2:] == ["| plate | 1/1 (reward 1.00) |", "| u_channel | 0/2 (reward 0.05) |"]
 
 
+def test_the_report_gives_the_wall_time_of_the_pipeline_apart_from_the_control():
+    from tempering.pipeline.table import report_lines, wall_minutes
+
+    stages = {"eval-base": {"status": "done", "seconds": 600}, "sft": {"status": "done", "seconds": 1200},
+              "rl": {"status": "done", "seconds": 1800}, "rl-shuffled": {"status": "done", "seconds": 1500},
+              "eval-rl-shuffled": {"status": "done", "seconds": 300},
+              "demos": {"status": "done", "seconds": 900, "reused_from": "runs/a"}}
+    assert wall_minutes({"stages": stages}) == {"pipeline": 60.0, "control": 30.0, "reused": ["demos"]}
+    lines = report_lines({"name": "p", "stages": stages})
+    assert ("Wall time of the stages run in this directory: 60 minutes for the pipeline, and 30 more for the control "
+            "(demos reused from another run, not counted).") in lines
+    assert not any(line.startswith("Wall time") for line in report_lines({"name": "p", "stages": {}}))
+
+
 def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
     from tempering.pipeline.config import load_pipeline
     from tempering.pipeline.stages import matched_control
