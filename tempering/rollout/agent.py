@@ -13,6 +13,7 @@ import queue
 import random
 import threading
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Sequence
 
@@ -294,8 +295,20 @@ def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams
     workers = EnvWorkers(max(1, min(env_workers, len(episodes))), budget.env_step_s)
     stats = {} if stats is None else stats
     stats.setdefault("env_wait_s", 0.0)
+    # An episode's next turn prefills only the feedback on top of its last turn's KV cache,
+    # where the client keeps one (HFClient); an ended episode's cache is let go at once.
+    prefixes = getattr(client, "prefixes", None)
+    reuse = client.reusing_prefixes() if prefixes is not None else nullcontext()
+    if prefixes is not None:
+        by_index, report = {e.index: e for e in episodes}, on_done
+
+        def on_done(index: int, trajectory: Trajectory) -> None:
+            prefixes.discard(by_index[index].ids)
+            if report is not None:
+                report(index, trajectory)
     try:
-        (_overlapped if overlap else _rounds)(episodes, client, params, budget, workers, tok, on_done, stats)
+        with reuse:
+            (_overlapped if overlap else _rounds)(episodes, client, params, budget, workers, tok, on_done, stats)
     finally:
         workers.close()
     return [e.trajectory() for e in episodes]

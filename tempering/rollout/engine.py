@@ -10,6 +10,11 @@ multi-turn episode the next turn of a fast episode decodes beside the slow rows 
 Rows of different lengths share one cache by left padding: when new rows join, the shorter
 side is padded on the left (masked out), and columns no row needs any more are trimmed.
 
+A multi-turn conversation's next prompt starts with the tokens of its last turn. With a
+`PrefixStore` attached and active, a finished row's KV cache is kept, and the next request
+whose prompt begins with those tokens prefills only what was added (the env's feedback)
+instead of the whole conversation again.
+
 Each row samples from its own counter-based random stream (a hash of its seed and the token
 index), so what a row generates does not depend on which other rows share its batch, when
 it was admitted, or how the work was split across processes.
@@ -99,13 +104,77 @@ class Finished:
     completion: Completion
 
 
+class PrefixStore:
+    """The KV caches of finished rows, kept for the next turn of their conversation.
+
+    Keyed by the tokens the cache covers (the prompt and every sampled token but the last,
+    which was never fed back). `take(prompt)` hands out, and forgets, the longest entry that
+    is a prefix of `prompt`. Bounded in bytes: the oldest entries go first. Records only while
+    `active` (the agent loop turns it on for the span of its episodes, then clears it)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.entries: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}  # oldest first
+        self.bytes = 0
+        self.active = False
+        self.hits = 0
+        self.reused_tokens = 0
+        """Prompt tokens that came from the store instead of a prefill."""
+
+    @staticmethod
+    def _size(kv: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
+        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
+
+    def put(self, tokens: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        size = self._size(kv)
+        if size > self.max_bytes:
+            return
+        self._drop(tokens)
+        while self.entries and self.bytes + size > self.max_bytes:
+            self._drop(next(iter(self.entries)))
+        self.entries[tokens] = kv
+        self.bytes += size
+
+    def take(self, prompt: Sequence[int]) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
+        """The cache of the longest stored prefix of `prompt`, cut so that at least one prompt
+        token is left to prefill (its logits start the reply); None if no entry fits."""
+        prompt = tuple(prompt)
+        best = max((t for t in self.entries if len(t) <= len(prompt) and prompt[:len(t)] == t), key=len, default=None)
+        if best is None:
+            return None
+        kv = self.entries[best]
+        self._drop(best)
+        used = min(len(best), len(prompt) - 1)
+        if used <= 0:
+            return None
+        self.hits += 1
+        self.reused_tokens += used
+        return [(k[:, :, :used], v[:, :, :used]) for k, v in kv]
+
+    def discard(self, tokens: Sequence[int]) -> None:
+        """Forget the entries that are prefixes of `tokens` (a conversation that has ended)."""
+        tokens = tuple(tokens)
+        for t in [t for t in self.entries if tokens[:len(t)] == t]:
+            self._drop(t)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.bytes = 0
+
+    def _drop(self, tokens: tuple[int, ...]) -> None:
+        kv = self.entries.pop(tokens, None)
+        if kv is not None:
+            self.bytes -= self._size(kv)
+
+
 class Engine:
     """A decode loop that admits requests while it runs. Not thread-safe: one thread calls
     `submit` and `step`."""
 
     def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, params: SamplingParams,
-                 max_batch: int = 64, stop_ids: set[int] | None = None):
+                 max_batch: int = 64, stop_ids: set[int] | None = None, prefixes: PrefixStore | None = None):
         self.model, self.tokenizer, self.params = model, tokenizer, params
+        self.prefixes = prefixes
         self.max_batch = max_batch
         self.stop_ids = stop_ids if stop_ids is not None else stop_token_ids(model, tokenizer)
         self.pad = tokenizer.pad_token_id or 0
@@ -116,6 +185,8 @@ class Engine:
         self.decoded = 0
         """Decode forward passes so far (a batch-occupancy statistic: tokens / decoded)."""
         self.tokens = 0
+        self.prefilled = 0
+        """Prompt tokens run through the model at admission (what a prefix store saves)."""
 
     def submit(self, request: Request) -> None:
         self.waiting.append(request)
@@ -143,6 +214,8 @@ class Engine:
                 done.append(self._finish(row, "length"))
             else:
                 keep.append(b)
+                continue
+            self._keep_prefix(b, row)
         self.tokens += len(self.rows)
         if len(keep) < len(self.rows):
             order = self._select(keep)
@@ -172,7 +245,20 @@ class Engine:
             room -= len(batch[-1].seeds)
         if not batch:
             return
+        fresh = []
+        for r in batch:
+            kv = self.prefixes.take(r.prompt_ids) if self.prefixes is not None else None
+            if kv is None:
+                fresh.append(r)
+            else:
+                self._resume(r, kv)
+        if fresh:
+            self._prefill(fresh)
+
+    def _prefill(self, batch: list[Request]) -> None:
+        """Prefill whole prompts, left-padded into one batch."""
         device = self.model.device
+        self.prefilled += sum(len(r.prompt_ids) for r in batch)
         width = max(len(r.prompt_ids) for r in batch)
         ids = torch.tensor([[self.pad] * (width - len(r.prompt_ids)) + list(r.prompt_ids) for r in batch], device=device)
         mask = torch.tensor([[0] * (width - len(r.prompt_ids)) + [1] * len(r.prompt_ids) for r in batch], device=device)
@@ -186,6 +272,35 @@ class Engine:
             cache.batch_select_indices(index)
         rows = [_Row(r, j) for r in batch for j in range(len(r.seeds))]
         self._merge(cache, mask[index], positions[index, -1] + 1, logits[index], rows)
+
+    def _resume(self, request: Request, kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Prefill only the prompt's tail on top of a stored cache of its head."""
+        device = self.model.device
+        done = kv[0][0].shape[2]
+        tail = request.prompt_ids[done:]
+        self.prefilled += len(tail)
+        cache = DynamicCache()
+        cache.layers = [_RoomyLayer(k, v) for k, v in kv]
+        mask = torch.ones(1, len(request.prompt_ids), dtype=torch.long, device=device)
+        positions = torch.arange(done, len(request.prompt_ids), device=device)[None]
+        logits = self.model(input_ids=torch.tensor([list(tail)], device=device), attention_mask=mask,
+                            position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1]
+        index = torch.zeros(len(request.seeds), dtype=torch.long, device=device)
+        if len(index) > 1:
+            cache.batch_select_indices(index)
+        rows = [_Row(request, j) for j in range(len(request.seeds))]
+        self._merge(cache, mask[index], positions[index, -1] + 1, logits[index], rows)
+
+    def _keep_prefix(self, b: int, row: _Row) -> None:
+        """Store batch row b's cache (its prompt and every token fed so far) for a next turn."""
+        if self.prefixes is None or not self.prefixes.active:
+            return
+        tokens = tuple(row.request.prompt_ids) + tuple(row.tokens[:-1])
+        width = int(self.mask[b].sum())
+        if width != len(tokens):  # not the row's own columns: keep nothing rather than a wrong cache
+            return
+        self.prefixes.put(tokens, [(layer.keys[b:b + 1, :, -width:].clone(), layer.values[b:b + 1, :, -width:].clone())
+                                   for layer in self.cache.layers])
 
     def _merge(self, cache: DynamicCache, mask: torch.Tensor, next_pos: torch.Tensor, logits: torch.Tensor,
                rows: list[_Row]) -> None:

@@ -15,7 +15,7 @@ from typing import Sequence
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from tempering.rollout.engine import Engine, Request, prompts_requests, stop_token_ids
+from tempering.rollout.engine import Engine, PrefixStore, Request, prompts_requests, stop_token_ids
 from tempering.types import Completion, Message, SamplingParams
 
 
@@ -35,11 +35,15 @@ class HFClient:
     """InferenceClient over an in-process transformers causal LM (continuous batching, see
     `tempering.rollout.engine`)."""
 
-    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, max_batch: int = 64):
+    def __init__(self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, max_batch: int = 64,
+                 prefix_bytes: int = 4 << 30):
+        """`prefix_bytes`: memory for the KV caches kept between an episode's turns (0: keep none,
+        prefill every turn's whole conversation)."""
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch = max_batch
         self.stop_ids = stop_token_ids(model, tokenizer)
+        self.prefixes = PrefixStore(prefix_bytes) if prefix_bytes > 0 else None
 
     def generate(self, prompts: Sequence[Sequence[Message]], params: SamplingParams) -> list[Completion]:
         prompt_ids = [chat_prompt_ids(self.tokenizer, p) for p in prompts]
@@ -66,7 +70,21 @@ class HFClient:
     def engine(self, params: SamplingParams) -> Engine:
         """A continuous-batching engine over this client's model, for callers that feed it
         requests as they come (the overlapped episode pipeline)."""
-        return Engine(self.model, self.tokenizer, params, self.max_batch, self.stop_ids)
+        return Engine(self.model, self.tokenizer, params, self.max_batch, self.stop_ids, self.prefixes)
+
+    @contextmanager
+    def reusing_prefixes(self):
+        """For the duration, finished replies keep their KV cache for the conversation's next
+        turn (multi-turn episodes); forgotten afterwards."""
+        if self.prefixes is None:
+            yield
+            return
+        self.prefixes.active = True
+        try:
+            yield
+        finally:
+            self.prefixes.active = False
+            self.prefixes.clear()
 
     @contextmanager
     def evaluating(self):

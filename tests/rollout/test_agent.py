@@ -111,3 +111,63 @@ def test_batched_episodes_match_single_ones(tiny):
     single = [run_episode(FixItEnv(), t, client, params, Budget(max_turns=3)) for t in tasks]
     assert [b.token_ids for b in batched] == [s.token_ids for s in single]
     assert [b.loss_mask for b in batched] == [s.loss_mask for s in single]
+
+
+@pytest.mark.parametrize("overlap", [False, True])
+def test_later_turns_reuse_the_last_turns_cache_and_sample_the_same(tiny, overlap):
+    """With the client's prefix store, a turn prefills only the feedback on top of the
+    previous turn's KV cache: the same tokens, log-probs that match a full forward pass of the
+    whole conversation, and fewer prompt tokens through the model."""
+    import torch
+
+    from tempering.rollout import run_episodes
+
+    params = SamplingParams(temperature=1.0, max_new_tokens=10, seed=3)
+    tasks = [TASK, Task(id="t1", domain="test", prompt=(Message("user", "Another one."),), reference=None)] * 2
+    counted = {}
+
+    def play(prefix_bytes: int):
+        client = HFClient(tiny.model, tiny.tokenizer, prefix_bytes=prefix_bytes)
+        engine = client.engine
+        engines = []
+        client.engine = lambda p: engines.append(engine(p)) or engines[-1]  # count what each engine prefilled
+        trajs = run_episodes(FixItEnv, tasks, client, params, Budget(max_turns=3), overlap=overlap)
+        counted[prefix_bytes] = sum(e.prefilled for e in engines)
+        return client, trajs
+
+    plain_client, plain = play(0)
+    client, reused = play(1 << 30)
+    assert plain_client.prefixes is None and client.prefixes.hits == 2 * len(tasks)  # turns 2 and 3 of each
+    assert not client.prefixes.entries and not client.prefixes.active  # let go after the episodes
+    assert [t.token_ids for t in reused] == [t.token_ids for t in plain]
+    assert counted[1 << 30] < counted[0]
+    for traj in reused:
+        ids = torch.tensor([list(traj.token_ids)])
+        with torch.no_grad():
+            logits = tiny.model(ids).logits[0, :-1].float() / params.temperature
+        full = torch.log_softmax(logits, -1).gather(1, ids[0, 1:, None])[:, 0]
+        mask = torch.tensor(traj.loss_mask[1:], dtype=torch.bool)
+        assert torch.allclose(full[mask], torch.tensor(traj.logprobs[1:])[mask], atol=1e-4)
+
+
+def test_the_prefix_store_hands_out_the_longest_prefix_once_and_keeps_to_its_bytes():
+    import torch
+
+    from tempering.rollout.engine import PrefixStore
+
+    def kv(n):  # two layers of (1, heads, n, dim) keys and values: 4 * n * 4 * 4 bytes
+        return [(torch.full((1, 1, n, 4), float(n)), torch.zeros(1, 1, n, 4)) for _ in range(2)]
+
+    store = PrefixStore(max_bytes=4 * 16 * 10)
+    store.put((1, 2), kv(2))
+    store.put((1, 2, 3, 4), kv(4))
+    assert store.take((9, 1, 2)) is None
+    got = store.take((1, 2, 3, 4, 5))
+    assert got[0][0].shape[2] == 4 and float(got[0][0][0, 0, 0, 0]) == 4.0  # the longer prefix
+    assert (1, 2, 3, 4) not in store.entries  # handed out once
+    assert store.take((1, 2))[0][0].shape[2] == 1  # a whole-prompt match leaves one token to prefill
+    store.put((5,) * 6, kv(6))
+    store.put((6,) * 5, kv(5))  # 6 + 5 tokens > 10: the oldest goes
+    assert list(store.entries) == [(6,) * 5] and store.bytes == 4 * 16 * 5
+    store.discard((6,) * 7)
+    assert not store.entries and store.bytes == 0
