@@ -22,6 +22,7 @@ it was admitted, or how the work was split across processes.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -110,10 +111,12 @@ class PrefixStore:
     Keyed by the tokens the cache covers (the prompt and every sampled token but the last,
     which was never fed back). `take(prompt)` hands out, and forgets, the longest entry that
     is a prefix of `prompt`. Bounded in bytes: the oldest entries go first. Records only while
-    `active` (the agent loop turns it on for the span of its episodes, then clears it)."""
+    `active` (the agent loop turns it on for the span of its episodes, then clears it).
+    Thread-safe: a client may serve an evaluation and episodes sampled ahead at once."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
+        self.lock = threading.Lock()
         self.entries: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}  # oldest first
         self.bytes = 0
         self.active = False
@@ -126,6 +129,10 @@ class PrefixStore:
         return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
 
     def put(self, tokens: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        with self.lock:
+            self._put(tokens, kv)
+
+    def _put(self, tokens: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         size = self._size(kv)
         if size > self.max_bytes:
             return
@@ -138,7 +145,10 @@ class PrefixStore:
     def take(self, prompt: Sequence[int]) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         """The cache of the longest stored prefix of `prompt`, cut so that at least one prompt
         token is left to prefill (its logits start the reply); None if no entry fits."""
-        prompt = tuple(prompt)
+        with self.lock:
+            return self._take(tuple(prompt))
+
+    def _take(self, prompt: tuple[int, ...]) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
         best = max((t for t in self.entries if len(t) <= len(prompt) and prompt[:len(t)] == t), key=len, default=None)
         if best is None:
             return None
@@ -154,12 +164,14 @@ class PrefixStore:
     def discard(self, tokens: Sequence[int]) -> None:
         """Forget the entries that are prefixes of `tokens` (a conversation that has ended)."""
         tokens = tuple(tokens)
-        for t in [t for t in self.entries if tokens[:len(t)] == t]:
-            self._drop(t)
+        with self.lock:
+            for t in [t for t in self.entries if tokens[:len(t)] == t]:
+                self._drop(t)
 
     def clear(self) -> None:
-        self.entries.clear()
-        self.bytes = 0
+        with self.lock:
+            self.entries.clear()
+            self.bytes = 0
 
     def _drop(self, tokens: tuple[int, ...]) -> None:
         kv = self.entries.pop(tokens, None)
