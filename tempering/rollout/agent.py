@@ -298,9 +298,9 @@ def run_episodes(make_env, tasks: Sequence[Task], client, params: SamplingParams
     # An episode's next turn prefills only the feedback on top of its last turn's KV cache,
     # where the client keeps one (HFClient); an ended episode's cache is let go at once.
     prefixes = getattr(client, "prefixes", None)
-    reuse = client.reusing_prefixes() if prefixes is not None else nullcontext()
+    reuse = nullcontext()
     if prefixes is not None:
-        by_index, report = {e.index: e for e in episodes}, on_done
+        reuse, by_index, report = client.reusing_prefixes(), {e.index: e for e in episodes}, on_done
 
         def on_done(index: int, trajectory: Trajectory) -> None:
             prefixes.discard(by_index[index].ids)

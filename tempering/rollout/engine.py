@@ -22,7 +22,6 @@ it was admitted, or how the work was split across processes.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -31,6 +30,7 @@ import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import DynamicLayer
 
+from tempering.rollout.prefix import PrefixStore
 from tempering.types import Completion, SamplingParams
 
 _MASK64 = (1 << 64) - 1
@@ -103,80 +103,6 @@ class Finished:
     request: Request
     sample: int
     completion: Completion
-
-
-class PrefixStore:
-    """The KV caches of finished rows, kept for the next turn of their conversation.
-
-    Keyed by the tokens the cache covers (the prompt and every sampled token but the last,
-    which was never fed back). `take(prompt)` hands out, and forgets, the longest entry that
-    is a prefix of `prompt`. Bounded in bytes: the oldest entries go first. Records only while
-    `active` (the agent loop turns it on for the span of its episodes, then clears it).
-    Thread-safe: a client may serve an evaluation and episodes sampled ahead at once."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self.lock = threading.Lock()
-        self.entries: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}  # oldest first
-        self.bytes = 0
-        self.active = False
-        self.hits = 0
-        self.reused_tokens = 0
-        """Prompt tokens that came from the store instead of a prefill."""
-
-    @staticmethod
-    def _size(kv: list[tuple[torch.Tensor, torch.Tensor]]) -> int:
-        return sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in kv)
-
-    def put(self, tokens: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        with self.lock:
-            self._put(tokens, kv)
-
-    def _put(self, tokens: tuple[int, ...], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        size = self._size(kv)
-        if size > self.max_bytes:
-            return
-        self._drop(tokens)
-        while self.entries and self.bytes + size > self.max_bytes:
-            self._drop(next(iter(self.entries)))
-        self.entries[tokens] = kv
-        self.bytes += size
-
-    def take(self, prompt: Sequence[int]) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
-        """The cache of the longest stored prefix of `prompt`, cut so that at least one prompt
-        token is left to prefill (its logits start the reply); None if no entry fits."""
-        with self.lock:
-            return self._take(tuple(prompt))
-
-    def _take(self, prompt: tuple[int, ...]) -> list[tuple[torch.Tensor, torch.Tensor]] | None:
-        best = max((t for t in self.entries if len(t) <= len(prompt) and prompt[:len(t)] == t), key=len, default=None)
-        if best is None:
-            return None
-        kv = self.entries[best]
-        self._drop(best)
-        used = min(len(best), len(prompt) - 1)
-        if used <= 0:
-            return None
-        self.hits += 1
-        self.reused_tokens += used
-        return [(k[:, :, :used], v[:, :, :used]) for k, v in kv]
-
-    def discard(self, tokens: Sequence[int]) -> None:
-        """Forget the entries that are prefixes of `tokens` (a conversation that has ended)."""
-        tokens = tuple(tokens)
-        with self.lock:
-            for t in [t for t in self.entries if tokens[:len(t)] == t]:
-                self._drop(t)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.entries.clear()
-            self.bytes = 0
-
-    def _drop(self, tokens: tuple[int, ...]) -> None:
-        kv = self.entries.pop(tokens, None)
-        if kv is not None:
-            self.bytes -= self._size(kv)
 
 
 class Engine:
@@ -278,9 +204,13 @@ class Engine:
         cache = DynamicCache()
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, cache=cache, use_cache=True,
                             logits_to_keep=1).logits[:, -1]
-        # Each request's n samples share its prefill.
-        index = torch.tensor([i for i, r in enumerate(batch) for _ in r.seeds], device=device)
-        if len(index) != len(batch) or not torch.equal(index, torch.arange(len(batch))):
+        self._join(batch, cache, mask, positions, logits)
+
+    def _join(self, batch: list[Request], cache: DynamicCache, mask: torch.Tensor, positions: torch.Tensor,
+              logits: torch.Tensor) -> None:
+        """Rows for the prefilled requests join the batch; each request's n samples share its prefill."""
+        index = torch.tensor([i for i, r in enumerate(batch) for _ in r.seeds], device=mask.device)
+        if len(index) != len(batch) or not torch.equal(index, torch.arange(len(batch), device=mask.device)):
             cache.batch_select_indices(index)
         rows = [_Row(r, j) for r in batch for j in range(len(r.seeds))]
         self._merge(cache, mask[index], positions[index, -1] + 1, logits[index], rows)
@@ -297,11 +227,7 @@ class Engine:
         positions = torch.arange(done, len(request.prompt_ids), device=device)[None]
         logits = self.model(input_ids=torch.tensor([list(tail)], device=device), attention_mask=mask,
                             position_ids=positions, cache=cache, use_cache=True, logits_to_keep=1).logits[:, -1]
-        index = torch.zeros(len(request.seeds), dtype=torch.long, device=device)
-        if len(index) > 1:
-            cache.batch_select_indices(index)
-        rows = [_Row(request, j) for j in range(len(request.seeds))]
-        self._merge(cache, mask[index], positions[index, -1] + 1, logits[index], rows)
+        self._join([request], cache, mask, positions, logits)
 
     def _keep_prefix(self, b: int, row: _Row) -> None:
         """Store batch row b's cache (its prompt and every token fed so far) for a next turn."""

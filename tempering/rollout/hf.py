@@ -15,7 +15,8 @@ from typing import Sequence
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from tempering.rollout.engine import Engine, PrefixStore, Request, prompts_requests, stop_token_ids
+from tempering.rollout.engine import Engine, Request, prompts_requests, stop_token_ids
+from tempering.rollout.prefix import PrefixStore
 from tempering.types import Completion, Message, SamplingParams
 
 

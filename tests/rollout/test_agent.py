@@ -153,7 +153,7 @@ def test_later_turns_reuse_the_last_turns_cache_and_sample_the_same(tiny, overla
 def test_the_prefix_store_hands_out_the_longest_prefix_once_and_keeps_to_its_bytes():
     import torch
 
-    from tempering.rollout.engine import PrefixStore
+    from tempering.rollout.prefix import PrefixStore
 
     def kv(n):  # two layers of (1, heads, n, dim) keys and values: 4 * n * 4 * 4 bytes
         return [(torch.full((1, 1, n, 4), float(n)), torch.zeros(1, 1, n, 4)) for _ in range(2)]
