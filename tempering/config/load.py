@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import types
 import typing
 from pathlib import Path
@@ -84,9 +85,10 @@ def _build(cls: type, data: dict, prefix: str, root: type = Config) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ConfigError(
-            f"unknown config key '{prefix}{unknown[0]}'. Valid keys: {', '.join(valid_keys(root))}"
-        )
+        key, keys = f"{prefix}{unknown[0]}", valid_keys(root)
+        near = [prefix + k for k in difflib.get_close_matches(unknown[0], sorted(names), n=2, cutoff=0.7)]
+        hint = f" Did you mean {' or '.join(near)}?" if near else ""
+        raise ConfigError(f"unknown config key '{key}'.{hint} Valid keys: {', '.join(keys)}")
     kwargs = {}
     for name, value in data.items():
         hint = hints[name]

@@ -63,7 +63,7 @@ def test_eval_passes_env_options_as_a_pipeline_does(tmp_path):
 
 
 @pytest.mark.parametrize("args, expected", [
-    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temprature=0.5"], "unknown config key 'rollout.temprature'. Valid keys:"),
+    (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temprature=0.5"], "unknown config key 'rollout.temprature'. Did you mean rollout.temperature? Valid keys:"),
     (["train", "configs/tiny-cpu.yaml", "--set", "rollout.temperature"], "malformed --set"),
     (["train", "configs/tiny-cpu.yaml", "--set", "model.name=/no/such/model"], "model '/no/such/model' not found"),
     (["train", "configs/tiny-cpu.yaml", "--set", "env.id=math/nope-v1"], "unknown env id 'math/nope-v1'"),
