@@ -89,13 +89,17 @@ def policy_loss(
     kl_estimator: str = "k3",
     entropy: torch.Tensor | None = None,  # (B, T) per-token entropy, with grad for a bonus
     entropy_coef: float = 0.0,
+    is_weights: torch.Tensor | None = None,  # (B, T) sampler-correction weights, no grad (tis_weights)
 ) -> PolicyLossOutput:
     """PPO's clipped surrogate (Schulman et al. 2017, arXiv:1707.06347) as the GRPO family
     uses it, with DAPO's decoupled clip range (clip-higher: `clip_high` > `clip_low` lets
     unlikely tokens gain probability, which keeps entropy from collapsing), an optional KL
     penalty to the reference in the loss, and an optional entropy bonus.
 
-        r = pi / pi_old;   L = agg[ -min(r A, clip(r, 1 - low, 1 + high) A) + beta KL ] - c H
+        r = pi / pi_old;   L = agg[ -w min(r A, clip(r, 1 - low, 1 + high) A) + beta KL ] - c H
+
+    `is_weights` (w, default 1) corrects for samples drawn by another engine than the one
+    that trains (see `tis_weights`).
     """
     clip_high = clip_low if clip_high is None else clip_high
     if advantages.dim() == 1:
@@ -103,7 +107,10 @@ def policy_loss(
     ratio = torch.exp(logp - old_logp)  # (B, T)
     unclipped = ratio * advantages
     clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages
-    pg_loss = aggregate(-torch.minimum(unclipped, clipped), mask, agg, norm)
+    surrogate = -torch.minimum(unclipped, clipped)
+    if is_weights is not None:
+        surrogate = surrogate * is_weights
+    pg_loss = aggregate(surrogate, mask, agg, norm)
     clip_frac = aggregate((unclipped != clipped).float(), mask, "token_mean", norm)
     zero = torch.zeros((), dtype=logp.dtype)
     kl = aggregate(KL_ESTIMATORS[kl_estimator](logp, ref_logp), mask, agg, norm) \
@@ -111,6 +118,18 @@ def policy_loss(
     ent = aggregate(entropy, mask, agg, norm) if entropy is not None else zero
     loss = pg_loss + beta * kl - entropy_coef * ent
     return PolicyLossOutput(loss=loss, pg_loss=pg_loss, kl=kl, clip_frac=clip_frac, entropy=ent)
+
+
+def tis_weights(trainer_logp: torch.Tensor, sampler_logp: torch.Tensor, cap: float) -> torch.Tensor:
+    """Truncated importance sampling (Yao et al. 2025, "Your efficient RL framework secretly
+    brings you off-policy RL training"): the sampler (vLLM, perhaps in bf16) and the trainer
+    give the same tokens different probabilities, so the policy gradient, which assumes the
+    trainer's policy drew them, is reweighted token by token by pi_trainer / pi_sampler,
+    capped at `cap` to bound the variance. Both (B, T) log-probs; returns (B, T), no grad.
+
+        w = min(exp(logp_trainer - logp_sampler), cap)
+    """
+    return torch.exp(trainer_logp.detach() - sampler_logp).clamp(max=cap)
 
 
 def value_loss(values: torch.Tensor, old_values: torch.Tensor, returns: torch.Tensor, mask: torch.Tensor,

@@ -19,7 +19,6 @@ def run_eval(args: argparse.Namespace) -> int:
     from tempering import envs
     from tempering.eval import evaluate
     from tempering.models import load
-    from tempering.rollout import HFClient
 
     envs.import_envs(args.imports)
     options = env_options(args.options)
@@ -37,7 +36,7 @@ def run_eval(args: argparse.Namespace) -> int:
             raise ConfigError(f"--k {max(ks)} needs at least that many --samples (got {args.samples})")
         loaded = load(args.model)
         per_chunk = max(1, args.batch_size // args.samples)
-        result = evaluate_pass_at_k(HFClient(loaded.model, loaded.tokenizer, max_batch=per_chunk * args.samples), env,
+        result = evaluate_pass_at_k(_client(args, loaded, per_chunk * args.samples), env,
                                     args.split, args.n, args.samples, ks, args.temperature, args.max_new_tokens,
                                     batch_size=per_chunk, seed=args.seed,
                                     progress=Path(args.progress) if args.progress else None)
@@ -51,13 +50,21 @@ def run_eval(args: argparse.Namespace) -> int:
         if args.max_turns < 1:
             raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
         loaded = load(args.model)
-        result = evaluate_episodes(HFClient(loaded.model, loaded.tokenizer), args.env, args.split, args.n,
+        result = evaluate_episodes(_client(args, loaded), args.env, args.split, args.n,
                                    args.max_turns, args.max_new_tokens, options)
         return _report(result, result.summary() + f" within {args.max_turns} replies", args, f"-turns{args.max_turns}")
     loaded = load(args.model)
-    result = evaluate(HFClient(loaded.model, loaded.tokenizer), env, split=args.split, n=args.n,
+    result = evaluate(_client(args, loaded), env, split=args.split, n=args.n,
                       max_new_tokens=args.max_new_tokens, batch_size=args.batch_size)
     return _report(result, result.summary(), args, "")
+
+
+def _client(args: argparse.Namespace, loaded, max_batch: int = 64):
+    """The generating client --engine names (hf by default)."""
+    from tempering.rollout.engines import make_client
+
+    return make_client(getattr(args, "engine", "hf"), loaded.model, loaded.tokenizer, loaded.path, max_batch=max_batch,
+                       seed=getattr(args, "seed", 0) or 0)
 
 
 def env_options(items: list[str]) -> dict:

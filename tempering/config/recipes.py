@@ -76,6 +76,7 @@ def resolve(config: Config) -> Config:
     preset = {**FALLBACK_DEFAULTS, **(RECIPES[a.name].defaults if a.name in RECIPES else {})}
     changes = {k: v for k, v in preset.items() if getattr(a, k) is None}
     _check_dynamic_sampling(config, changes.get("drop_zero_variance"))
+    _check_engine(config.rollout)
     if changes.get("clip_eps_high", 0) is None:
         changes["clip_eps_high"] = a.clip_eps
     if changes.get("overlong_buffer") == "quarter":
@@ -96,3 +97,17 @@ def _check_dynamic_sampling(config: Config, default_drop: bool | None) -> None:
             f"it off: set algorithm.drop_zero_variance true to train only on groups with reward variance, "
             f"sampling more rounds to find them, or false to train on every group of one round (and remove "
             f"rollout.{changed[0]}, which is then unused)")
+
+
+def _check_engine(r) -> None:
+    """rollout.engine and its settings name things that exist (whether vLLM is installed is
+    checked when the engine starts, with the model in hand)."""
+    if r.engine not in ("hf", "vllm", "auto"):
+        raise ConfigError(f"unknown rollout.engine {r.engine!r}: use hf, vllm or auto")
+    if r.engine_dtype not in (None, "float32", "bfloat16", "float16"):
+        raise ConfigError(f"unknown rollout.engine_dtype {r.engine_dtype!r}: use float32, bfloat16 or float16")
+    if r.tis_cap < 0:
+        raise ConfigError(f"rollout.tis_cap is {r.tis_cap}: use 0 (no correction) or a cap >= 1, e.g. 2")
+    if r.engine != "hf" and r.max_staleness:
+        raise ConfigError("rollout.max_staleness 1 samples ahead from a frozen copy of the policy, which only the hf "
+                          "engine has: set rollout.engine=hf, or rollout.max_staleness=0 with vllm")

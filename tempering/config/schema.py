@@ -65,6 +65,14 @@ class RolloutConfig:
     """End an episode after this many sandbox timeouts in a row (timeouts); 0 disables."""
     patience: int = 0
     """End an episode after this many turns without new best progress (no_progress); 0 disables."""
+    engine: str = "hf"
+    """What samples: hf (Tempering's own decode loop, bitwise deterministic), vllm (vLLM in this process, weights synced and checked after every update), or auto (vllm when installed and able to serve the model here, else hf)."""
+    engine_dtype: str | None = None
+    """vLLM's weight dtype: float32 or bfloat16; default the model's. Sampling in another precision than training is corrected by tis_cap."""
+    engine_kv_gib: float = 2.0
+    """vLLM: memory for its KV cache, GiB (allocated when the engine starts)."""
+    tis_cap: float = 2.0
+    """When vllm samples: each token's loss is weighted by min(pi_trainer / pi_sampler, tis_cap) (truncated importance sampling); 0 turns the correction off. The mismatch is logged as rollout/logprob_diff_*."""
     context_budget: int = 0
     """Multi-turn: past this many tokens the conversation is compressed by the env (goal, key decisions, latest errors) and the episode goes on from that shorter prompt; each stretch trains with the attempt's advantage. 0 keeps the whole conversation."""
 
@@ -223,8 +231,8 @@ class TrainConfig:
     """Recompute activations in the backward pass: less memory, about a third more time."""
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     """Compute budget: CPU-hours, GPU-hours, price per hour."""
-    stop_on: tuple[str, ...] = ()
-    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift, canary, heldback, repeated_replies, reward_jump."""
+    stop_on: tuple[str, ...] = ("sync",)
+    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift, canary, heldback, repeated_replies, reward_jump, sync (vLLM not sampling from the trained weights; on by default)."""
 
 
 @dataclass(frozen=True)

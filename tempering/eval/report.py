@@ -135,14 +135,30 @@ def _cut(text: str | None) -> str:
     return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + f"\n... [{len(text) - TEXT_LIMIT} more characters]"
 
 
-def rollout_data(db: sqlite3.Connection) -> list[dict]:
-    """The most recent MAX_EPISODES episodes with their turns, for the viewer."""
+def _decoder(model: str | None):
+    """ids -> text with the run's tokenizer, or None where it cannot be had (the viewer then
+    shows no prompts). Presets share SmolLM2's tokenizer, read without building the model."""
+    try:
+        from transformers import AutoTokenizer
+
+        from tempering.models import presets
+
+        path = presets.tokenizer_path() if model in presets.PRESETS else Path(str(model))
+        tok = AutoTokenizer.from_pretrained(path)
+    except Exception:  # noqa: BLE001 - a report without prompts beats no report
+        return None
+    return lambda ids: tok.decode(ids, skip_special_tokens=False)
+
+
+def rollout_data(db: sqlite3.Connection, decode=None) -> list[dict]:
+    """The most recent MAX_EPISODES episodes with their turns, for the viewer; `decode` (ids ->
+    text) gives each its prompt."""
     has_adv = bool(db.execute("SELECT 1 FROM sqlite_master WHERE name = 'advantages'").fetchone())
     adv_col = "a.advantage, a.reward" if has_adv else "NULL, NULL"
     adv_join = "LEFT JOIN advantages a ON a.step = e.step AND a.round = e.round AND a.slot = e.slot" if has_adv else ""
     rows = db.execute(
         f"SELECT e.step, e.round, e.slot, e.task_id, e.domain, e.family, e.reward, e.passed, e.turns, e.tokens, "
-        f"e.stop_reason, e.wall_s, {adv_col} FROM episodes e {adv_join} "
+        f"e.stop_reason, e.wall_s, {adv_col}, e.prompt_ids FROM episodes e {adv_join} "
         "ORDER BY e.step DESC, e.round DESC, e.slot DESC LIMIT ?", (MAX_EPISODES,)).fetchall()
     rows.reverse()
     turns: dict[tuple, dict[int, dict]] = {}
@@ -159,6 +175,7 @@ def rollout_data(db: sqlite3.Connection) -> list[dict]:
         out.append({"step": r[0], "round": r[1], "slot": r[2], "task": r[3], "domain": r[4], "family": r[5] or "",
                     "reward": r[6], "passed": bool(r[7]), "turns": r[8], "tokens": r[9], "stop": r[10],
                     "wall_s": r[11], "advantage": r[12], "trained_reward": r[13],
+                    "prompt": _cut(decode([int(x) for x in r[14].split(",") if x])) if decode and r[14] else "",
                     "transcript": [t for _, t in sorted(turns.get(key, {}).items())]})
     return out
 
@@ -225,7 +242,7 @@ def build_report(run_dir: Path) -> str:
         metrics = [json.loads(d) for (d,) in db.execute("SELECT data FROM metrics ORDER BY step")]
         has_alerts = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'alerts'").fetchone()
         alerts = db.execute("SELECT step, kind, message FROM alerts ORDER BY step").fetchall() if has_alerts else []
-        episodes = rollout_data(db)
+        episodes = rollout_data(db, _decoder(run[3] if run else None))
         sandbox = sandbox_stats(db)
         counts = db.execute("SELECT COUNT(*), COALESCE(AVG(passed), 0) FROM episodes").fetchone()
         has_incidents = db.execute("SELECT 1 FROM sqlite_master WHERE name = 'incidents'").fetchone()
@@ -342,6 +359,10 @@ VIEWER_JS = r"""
       (ep.trained_reward !== null && ep.trained_reward !== ep.reward ? ` (trained on ${num(ep.trained_reward)})` : "") +
       `, advantage ${num(ep.advantage)}, passed ${ep.passed}, ${ep.turns} turn(s), ${ep.tokens} tokens, ` +
       `stop ${ep.stop}, ${num(ep.wall_s)} s`));
+    if (ep.prompt) {  // collapsed: long, and the same for a whole group
+      const d = el("details", undefined, "prompt"); d.appendChild(el("summary", "prompt"));
+      d.appendChild(el("pre", ep.prompt)); box.appendChild(d);
+    }
     ep.transcript.forEach((t, i) => {
       const d = el("div", undefined, "turn");
       d.appendChild(el("div", `turn ${i + 1}: reward ${num(t.reward)}, status ${t.status || "-"}, env ${num(t.env_s)} s`, "label"));

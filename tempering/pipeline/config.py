@@ -48,6 +48,8 @@ class PipelineEval:
     """Default tokens per reply."""
     batch_size: int = 16
     """Prompts generated together in single-turn evaluation."""
+    engine: str = "hf"
+    """What generates the evaluations' replies: hf, vllm or auto (as rollout.engine; greedy fp32 replies are the same tokens)."""
 
 
 @dataclass(frozen=True)

@@ -45,13 +45,13 @@ def run_eval(cfg: PipelineConfig, root: Path, stage: str, model_path: str) -> di
     from tempering.eval import evaluate
     from tempering.eval.accuracy import evaluate_episodes
     from tempering.models import load
-    from tempering.rollout import HFClient
+    from tempering.rollout.engines import make_client
 
     todo = missing_evals(cfg, root, "eval-" + stage)
     if not todo:
         return {}
     loaded = load(model_path)
-    client = HFClient(loaded.model, loaded.tokenizer)
+    client = make_client(cfg.eval.engine, loaded.model, loaded.tokenizer, loaded.path, max_batch=64, seed=cfg.seed)
     for env_id, spec, split in todo:
         options = cfg.options.get(env_id, {})
         env = envs.make(env_id, **options)
@@ -65,6 +65,8 @@ def run_eval(cfg: PipelineConfig, root: Path, stage: str, model_path: str) -> di
             result = evaluate(client, env, split, n, tokens, cfg.eval.batch_size, progress=False)
         result.write_json(eval_file(root, stage, env_id, split))
         print(f"[{stage}] {result.summary()} ({result.seconds:.0f} s)", flush=True)
+    if hasattr(client, "close"):
+        client.close()
     return {}
 
 

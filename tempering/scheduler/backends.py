@@ -25,7 +25,9 @@ from typing import Callable, Protocol, Sequence
 
 from tempering.envs import TaskSet
 from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.models import resolve_path
 from tempering.rollout.base import TokenClient
+from tempering.rollout.engines import make_client
 from tempering.sandbox import audit
 from tempering.types import Completion, Message, SamplingParams, Score, StepResult, Task, Trajectory
 
@@ -43,8 +45,9 @@ class RolloutBackend(Protocol):
         """One episode per task; each goes to `on_done(id, trajectory)` as it ends. Returns
         {"env_wait_s": seconds generation waited on envs}."""
 
-    def sync(self) -> None:
-        """The policy's weights changed: refresh any copies."""
+    def sync(self) -> dict:
+        """The policy's weights changed: refresh any copies; returns metrics of the sync
+        (rollout/sync_ok and the probe's differences where an engine holds a copy)."""
 
     def close(self) -> None: ...
 
@@ -89,10 +92,13 @@ class Tagged:
 
 
 class LocalRollout:
-    """A RolloutBackend in this process."""
+    """A RolloutBackend in this process. `policy` is the trainer's model, given where the
+    client samples from a copy of its weights (vllm) that `sync` must refresh."""
 
-    def __init__(self, client: TokenClient, env: TaskSet, env_workers: int = 8) -> None:
-        self.client, self.env, self.env_workers = client, env, env_workers
+    def __init__(self, client: TokenClient, env: TaskSet, env_workers: int = 8, policy=None) -> None:
+        self.client, self.env, self.env_workers, self.policy = client, env, env_workers, policy
+        self.engine = "hf" if policy is None else "vllm"
+        """Which engine samples: the trainer corrects for one that is not its own weights (TIS)."""
 
     def sample(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
                seeds: Sequence[Sequence[int]]) -> list[Completion]:
@@ -118,11 +124,19 @@ class LocalRollout:
                      env_workers=self.env_workers, overlap=overlap, on_done=on_done, ids=ids, stats=stats)
         return stats
 
-    def sync(self) -> None:
-        """Nothing to do: the client samples from the policy's own weights."""
+    def sync(self) -> dict:
+        """The engine's copy takes the policy's new weights, and the check says it did
+        (rollout/sync_ok); nothing to do where the client samples from the policy itself."""
+        if self.policy is None or not hasattr(self.client, "sync"):
+            return {}
+        report = self.client.sync(self.policy)
+        if not report.ok:  # once more, in case the copy was cut short; a second miss is the alert
+            report = self.client.sync(self.policy)
+        return report.metrics()
 
     def close(self) -> None:
-        pass
+        if hasattr(self.client, "close"):
+            self.client.close()
 
 
 def timed_verify(env, task: Task, text: str) -> tuple[Score, float]:
@@ -140,5 +154,6 @@ def make_rollout(cfg, env, policy, tokenizer) -> RolloutBackend:
         s = cfg.scheduler
         return RayRollout(cfg, policy, rollout_cpus=s.rollout_cpus, sandbox_cpus=s.sandbox_cpus,
                           rollout_gpus=s.rollout_gpus)
-    client = HFClient(policy, tokenizer, max_batch=r.prompts_per_step * r.group_size)
-    return LocalRollout(client, env, cfg.scheduler.env_workers)
+    client = make_client(r.engine, policy, tokenizer, resolve_path(cfg.model.name), max_batch=r.prompts_per_step * r.group_size,
+                         dtype=r.engine_dtype, kv_cache_gib=r.engine_kv_gib, seed=cfg.seed)
+    return LocalRollout(client, env, cfg.scheduler.env_workers, policy=None if isinstance(client, HFClient) else policy)

@@ -2,7 +2,7 @@
 
     driver (the trainer)                 RolloutWorker x rollout_workers   SandboxWorker x sandbox_workers
     sample(prompt_ids, params, seeds) -> a contiguous shard each:
-                                         HFClient.generate_ids
+                                         generate_ids on its engine (hf or vllm)
     verify(tasks, texts)              -> ------------------------------ a contiguous shard each:
                                                                           env.verify on env_workers threads
     play(tasks, ids, ...)             -> a contiguous shard each:
@@ -10,6 +10,8 @@
                                          proxies for a SandboxWorker -> (reset/step/close by episode id)
                                          returns {"env_wait_s": mean over the shards}
     sync()                            -> one ray.put of the weights that changed; every worker loads them
+                                         (and, with rollout.engine vllm, copies them into its engine and
+                                         checks them there: rollout/sync_ok is the worst worker's)
 
 Each rollout worker holds its own copy of the policy: loaded from cfg.model.name, wrapped in
 the trainer's own LoRA config when the policy has one (so state-dict keys match), then given
@@ -65,8 +67,14 @@ class RayRollout:
         sandbox = ray.remote(SandboxWorker).options(num_cpus=sandbox_cpus, max_concurrency=s.env_workers,
                                                     runtime_env=runtime_env)
         device = "cuda" if rollout_gpus > 0 else "cpu"
+        from tempering.models import resolve_path
+        from tempering.rollout.engines import resolve_engine
+
+        self.engine = resolve_engine(r.engine, resolve_path(cfg.model.name), device)
+        """hf or vllm, as every worker samples (resolved here, so a fallback is said once)."""
+        engine = {"engine": self.engine, "dtype": r.engine_dtype, "kv_cache_gib": r.engine_kv_gib, "seed": cfg.seed}
         self.rollouts = [rollout.remote(cfg.model.name, cfg.model.dtype, peft, r.prompts_per_step * r.group_size,
-                                        s.env_workers, device) for _ in range(s.rollout_workers)]
+                                        s.env_workers, device, engine) for _ in range(s.rollout_workers)]
         self.sandboxes = [sandbox.remote(cfg.env, s.env_workers, r.max_turns) for _ in range(s.sandbox_workers)]
         _wait_started(self.rollouts + self.sandboxes)
         self.sync()
@@ -106,14 +114,20 @@ class RayRollout:
                 on_done(i, trajectory)
         return {"env_wait_s": sum(waits) / max(1, len(waits))}
 
-    def sync(self) -> None:
+    def sync(self) -> dict:
         """Send the policy's weights to every rollout worker, if any changed since the last
         sync: only the tensors that changed (all after a full update, the adapters under
-        LoRA), as one object every worker reads."""
+        LoRA), as one object every worker reads. A worker sampling with vLLM passes them on
+        to its engine and checks them there; the metrics are the worst worker's."""
         changed = self.weights.changed(self.policy)
-        if changed:
-            weights = ray.put(changed)
-            _get([w.load_weights.remote(weights) for w in self.rollouts])
+        if not changed:
+            return {}
+        weights = ray.put(changed)
+        reports = [m for m in _get([w.load_weights.remote(weights) for w in self.rollouts]) if m]
+        if not reports:
+            return {}
+        worst = max(reports, key=lambda m: (1 - m["rollout/sync_ok"], m["rollout/probe_diff_max"]))
+        return worst | {"rollout/sync_s": max(m["rollout/sync_s"] for m in reports)}
 
     def close(self) -> None:
         """Stop the actors, and the Ray instance if this object started it."""
@@ -146,12 +160,12 @@ class WeightTracker:
 
 
 class RolloutWorker:
-    """A copy of the policy and an HFClient over it."""
+    """A copy of the policy and a client over it (HFClient, or a vLLM engine of its own)."""
 
     def __init__(self, model: str, dtype: str, peft_config, max_batch: int, env_workers: int,
-                 device: str = "cpu") -> None:
+                 device: str = "cpu", engine: dict | None = None) -> None:
         from tempering.models import load
-        from tempering.rollout import HFClient
+        from tempering.rollout.engines import make_client
 
         loaded = load(model, dtype, device=device)
         policy = loaded.model
@@ -159,13 +173,22 @@ class RolloutWorker:
             from peft import get_peft_model
 
             policy = get_peft_model(policy, copy.deepcopy(peft_config))
-        self.client = HFClient(policy, loaded.tokenizer, max_batch=max_batch)
+        e = engine or {"engine": "hf"}
+        self.policy = policy
+        self.client = make_client(e["engine"], policy, loaded.tokenizer, loaded.path, max_batch=max_batch,
+                                  dtype=e.get("dtype"), kv_cache_gib=e.get("kv_cache_gib", 2.0), seed=e.get("seed", 0))
         self.env_workers = env_workers
 
-    def load_weights(self, state: dict) -> None:
-        unexpected = self.client.model.load_state_dict(state, strict=False).unexpected_keys
+    def load_weights(self, state: dict) -> dict:
+        """Take the trainer's changed tensors; a vLLM engine then takes the whole model and is
+        checked (returns its sync metrics; {} for hf, which samples from this copy itself)."""
+        unexpected = self.policy.load_state_dict(state, strict=False).unexpected_keys
         if unexpected:
             raise RuntimeError(f"the trainer's weights do not fit this worker's model: {unexpected[:3]}...")
+        if not hasattr(self.client, "sync"):
+            return {}
+        report = self.client.sync(self.policy)
+        return report.metrics()
 
     def sample(self, prompt_ids: list[list[int]], params: SamplingParams, seeds: list) -> list[Completion]:
         return self.client.generate_ids(prompt_ids, params, seeds=seeds)

@@ -10,6 +10,9 @@
     repeated_replies  more than alerts.repeats_max of a step's attempts repeat another task's reply
     reward_jump       one family's pass rate jumps alerts.family_jump above its earlier mean, and
                       that many passes had a chance under alerts.family_jump_p at the earlier rate
+    sync              after a weight sync, the rollout engine (vLLM) holds other tensors than the
+                      trainer, or its probe log-probs are off (rollout/sync_ok 0); stops the run
+                      by default (train.stop_on)
 
 Each check is a pure function of the metric lines so far (the newest last). An alert is a
 warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
@@ -126,10 +129,20 @@ def _rm_audit(history: list[dict], a: AlertConfig) -> str | None:
     return "reward model: " + "; ".join(problems) if problems else None
 
 
+def _sync(history: list[dict], a: AlertConfig) -> str | None:
+    m = history[-1]
+    if m.get("rollout/sync_ok", 1.0) >= 1.0:
+        return None
+    unequal = m.get("rollout/sync_tensors_unequal", 0)
+    what = (f"{unequal:.0f} of {m.get('rollout/sync_tensors_checked', 0):.0f} engine tensors differ from the trainer's"
+            if unequal else f"its probe log-probs differ from the trainer's by up to {m.get('rollout/probe_diff_max', 0):.3g} nats")
+    return f"after the weight sync, {what}: the rollout engine is not sampling from the trained weights"
+
+
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
     "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
     "length_drift": _length_drift, "canary": _canary, "heldback": _heldback, "repeated_replies": _repeated,
-    "reward_jump": _jump, "rm_audit": _rm_audit,
+    "reward_jump": _jump, "rm_audit": _rm_audit, "sync": _sync,
 }
 
 

@@ -43,6 +43,9 @@ class PreparedBatch:
     """(G, C) per unit: the policy's log-probs before the update, where later epochs or a KL reward need them."""
     behaviour: list[torch.Tensor] | None
     """(G, C) per unit: the log-probs the samples were drawn with (one step off-policy), else None."""
+    sampler: list[torch.Tensor] | None = None
+    """(G, C) per unit: the sampling engine's own log-probs, where another engine than the
+    trainer sampled (rollout.engine vllm) and truncated importance sampling corrects for it."""
 
     @property
     def base(self) -> list[torch.Tensor] | None:
@@ -91,14 +94,16 @@ def behaviour_logprobs(g: Group) -> torch.Tensor:
 
 def prepare_batch(cfg: Config, batch: list[Group], mask: Callable[[Group], torch.Tensor],
                   logprobs: Callable[..., torch.Tensor], policy, reference, beta: float,
-                  device: torch.device) -> PreparedBatch:
+                  device: torch.device, sampled_elsewhere: bool = False) -> PreparedBatch:
     """Units, masks and normaliser, and the log-probs the loss compares against.
 
     Log-probs before the update are needed for later epochs' ratios and a KL reward; with
     one epoch otherwise, the first pass's own detached log-probs serve (ratio exactly 1).
     Off-policy, ratios are taken against the log-probs the samples were drawn with (the
     behaviour policy): PPO's clipped importance ratio is the correction.
-    `logprobs(model, unit)` gives a unit's (G, C) log-probs under a model.
+    `logprobs(model, unit)` gives a unit's (G, C) log-probs under a model. `sampled_elsewhere`:
+    an engine other than the policy's own weights sampled (vllm), so its log-probs are kept
+    for the sampler correction.
     """
     a, r = cfg.algorithm, cfg.rollout
     owners = [(i, j) for i, g in enumerate(batch) for j, _ in g.stretches()]
@@ -108,11 +113,12 @@ def prepare_batch(cfg: Config, batch: list[Group], mask: Callable[[Group], torch
                 max_len=float(r.max_new_tokens * r.max_turns))
     use_ref = reference is not None and beta > 0
     behaviour = [behaviour_logprobs(g).to(device) for g in units] if r.max_staleness else None
+    sampler = [behaviour_logprobs(g).to(device) for g in units] if sampled_elsewhere else None
     need_old = (a.epochs > 1 and behaviour is None) or (use_ref and a.kl_in == "reward")
     with torch.no_grad():
         old = [logprobs(policy, g) for g in units] if need_old else None
         ref = [logprobs(reference, g) for g in units] if use_ref else None
-    return PreparedBatch(batch, units, owners, masks, norm, beta, ref, old, behaviour)
+    return PreparedBatch(batch, units, owners, masks, norm, beta, ref, old, behaviour, sampler)
 
 
 def batch_advantages(cfg: Config, prep: PreparedBatch, critic=None) -> BatchAdvantages:

@@ -25,6 +25,7 @@ each env gets `tokens * weight / sum(weights)` and stops drawing tasks at its sh
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -131,7 +132,9 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
     out = EnvDemos(env_id)
     rng = random.Random(f"demos|{env_id}|{seed}")
     names, weights = list(kinds), [kinds[k] for k in kinds]
+    progress = Progress(env_id, budget)
     for index in range(max_tasks):
+        progress.show(out)
         if out.tokens >= budget:
             break
         task = env.task(TRAIN, index)
@@ -149,6 +152,25 @@ def env_demonstrations(env_id: str, count_tokens: Callable[[list[Message]], int]
             continue
         out.keep(messages, task, kind, count_tokens(messages), max_len)
     return out
+
+
+class Progress:
+    """A line every `every_s` seconds while an env's demonstrations are made (a fresh run's
+    stage otherwise says nothing for many minutes): tasks tried and kept, tokens, ETA."""
+
+    def __init__(self, env_id: str, budget: int, every_s: float = 30.0) -> None:
+        self.env_id, self.budget, self.every_s = env_id, budget, every_s
+        self.t0 = self.last = time.monotonic()
+
+    def show(self, out: "EnvDemos") -> None:
+        now = time.monotonic()
+        if now - self.last < self.every_s:
+            return
+        self.last = now
+        rate = out.tokens / max(now - self.t0, 1e-9)
+        eta = f", ETA {max(self.budget - out.tokens, 0) / rate / 60:.1f} min" if rate > 0 else ""
+        print(f"[demos] {self.env_id}: {out.tasks_tried} tasks tried, {len(out.rows)} kept, "
+              f"{out.tokens:,}/{self.budget:,} tokens{eta}", flush=True)
 
 
 def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Message]], int], budget: int,

@@ -14,7 +14,10 @@
               loss: its tokens still count in the normaliser, and the weights come out the same.
               Only tokens the model generated carry loss: in a multi-turn episode the env's
               feedback and the chat template's tokens sit in the sequence but are masked.
-    sync      rollout copies of the policy (ray workers) take the new weights
+              When vLLM sampled, each token's loss is weighted by min(pi_trainer / pi_sampler,
+              rollout.tis_cap) (trainer/mismatch.py), and the gap is logged.
+    sync      rollout copies of the policy (vLLM, ray workers) take the new weights, and a
+              check proves they did (rollout/sync_ok; the sync alert stops the run)
 
 Every algorithm is the same loop with a different row in config.RECIPES: dapo is GRPO's
 estimator with token_mean, clip-higher, dynamic sampling and overlong filtering and penalty;
@@ -35,6 +38,7 @@ from tempering.trainer.batch import BatchAdvantages, PreparedBatch, batch_advant
 from tempering.trainer.collect import Collected, Collector
 from tempering.trainer.group import Group
 from tempering.trainer.logprobs import group_logprobs
+from tempering.trainer.mismatch import SamplerMismatch
 from tempering.trainer.offpolicy import SampleAhead, frozen_copy
 
 __all__ = ["Group", "RLStep"]
@@ -122,18 +126,20 @@ class RLStep:
         batch-wide counts so the split does not matter."""
         temperature, pad = self.cfg.rollout.temperature, self.tokenizer.pad_token_id or 0
         prep = prepare_batch(self.cfg, batch, self._mask, lambda model, g: self._logprobs(model, g, temperature, pad).logp,
-                             self.policy, self.reference, self.kl_ctl.beta, self.policy.device)
+                             self.policy, self.reference, self.kl_ctl.beta, self.policy.device,
+                             sampled_elsewhere=self.collector.rollout.engine != "hf")
         adv = batch_advantages(self.cfg, prep, self.critic)
         self._record_advantages(prep, adv)
         metrics = self._optimise(prep, adv)
         self.scheduler.step()
         self.updates += 1
         staleness = sum(self.updates - 1 - g.version for g in batch) / len(batch)
-        if self.ahead is None:
-            self.collector.rollout.sync()  # rollout copies of the policy (ray workers) take the new weights
+        sync = {}
+        if self.ahead is None:  # rollout copies of the policy (vllm, ray workers) take the new weights, checked
+            sync = self.collector.rollout.sync() or {}
         self.policy.eval()
         self.kl_ctl.update(metrics["kl"])
-        return metrics | {"lr": self.scheduler.get_last_lr()[0], "staleness": staleness}
+        return metrics | sync | {"lr": self.scheduler.get_last_lr()[0], "staleness": staleness}
 
     def _record_advantages(self, prep: PreparedBatch, adv: BatchAdvantages) -> None:
         """Each trained attempt's reward and advantage go to the store, for the rollout viewer."""
@@ -156,17 +162,22 @@ class RLStep:
         sums = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0}
         entropy = [0.0, 0.0]  # summed over the tokens that ran, and their count
         critic: dict = {}
-        for _ in range(a.epochs):
+        mismatch = SamplerMismatch(self.cfg.rollout.tis_cap) if prep.sampler is not None else None
+        for epoch in range(a.epochs):
             self.optimizer.zero_grad(set_to_none=True)
             for i, g in enumerate(prep.units):
                 if idle[i]:
                     continue
                 lp = self._logprobs(self.policy, g, temperature, pad, entropy_grad=a.entropy_coef > 0)
                 before = lp.logp.detach() if prep.base is None else prep.base[i]
+                weights = None
+                if mismatch is not None:  # another engine sampled: weigh by pi_trainer / pi_sampler (TIS)
+                    weights = mismatch.weights(before, prep.sampler[i], prep.masks[i], record=epoch == 0)
                 out = policy_loss(lp.logp, before, adv.per_unit[i], prep.masks[i], clip_low=a.clip_eps,
                                   clip_high=a.clip_eps_high, agg=a.loss_agg, norm=prep.norm,
                                   ref_logp=prep.ref[i] if kl_in_loss else None, beta=prep.beta,
-                                  kl_estimator=a.kl_estimator, entropy=lp.entropy, entropy_coef=a.entropy_coef)
+                                  kl_estimator=a.kl_estimator, entropy=lp.entropy, entropy_coef=a.entropy_coef,
+                                  is_weights=weights)
                 out.loss.backward()
                 for k in sums:
                     sums[k] += getattr(out, k).item()
@@ -183,7 +194,8 @@ class RLStep:
         kl = sums["kl"] / a.epochs if a.kl_in == "loss" else (adv.kl_reward or 0.0)
         metrics = {k: v / a.epochs for k, v in sums.items()} | {"kl": kl, "beta": prep.beta, "groups_idle": sum(idle),
                                                                 "entropy": entropy[0] / max(entropy[1], 1.0)}
-        return metrics | adv.metrics() | critic | {"grad_norm": float(grad_norm)}
+        return (metrics | adv.metrics() | critic | {"grad_norm": float(grad_norm)}
+                | (mismatch.metrics() if mismatch is not None else {}))
 
     def summary(self, m: dict) -> str:
         return (f"reward {m['reward_mean']:.3f} pass {m['pass_rate']:.2f} len {m['response_len']:.0f} "
