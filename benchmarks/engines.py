@@ -85,6 +85,8 @@ def main() -> None:
     ap.add_argument("--child", action="store_true", help=argparse_hide())
     ap.add_argument("--engine", default="hf")
     ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--engines", nargs="+", default=["hf", "vllm", "vllm-bf16"],
+                    help="which of hf, vllm (fp32), vllm-bf16 to time (bf16 is slow without AVX-512 BF16)")
     ap.add_argument("--equal", action="store_true", help="fp32 greedy outputs of both engines on --n prompts of three envs")
     args = ap.parse_args()
     if args.child:
@@ -103,9 +105,10 @@ def main() -> None:
             print(f"{env_id}: {len(a) - len(differ)}/{len(a)} identical; differing at tokens {first[:10]}")
         _write(args.out, result)
         return
-    rows = {f"{e} {d}": [] for e, d in ENGINES}
+    chosen = [(e, d) for e, d in ENGINES if (e if d == "float32" else "vllm-bf16") in args.engines]
+    rows = {f"{e} {d}": [] for e, d in chosen}
     for _ in range(args.repeats):
-        for e, d in ENGINES:
+        for e, d in chosen:
             rows[f"{e} {d}"].append(run_child(args, e, d))
     table = {}
     for key, runs in rows.items():

@@ -10,7 +10,8 @@ weights never emit EOS, so every sample runs to the full token budget.
                    GQA 32/8, MLP 8192): 1.07 B parameters
 
 Measured, per model:
-1. Generation: Tempering's continuous-batching engine (`HFClient.generate_ids`), P prompts of
+1. Generation: Tempering's continuous-batching engine (`HFClient.generate_ids`), and vLLM in
+   the same process where it is installed (the CUDA wheel; one sync, its check), P prompts of
    128 tokens x 8 samples, 256 new tokens each, T = 1.0. Tokens/s counts generated tokens.
    Model FLOP utilisation counts 2N FLOPs per generated token (weights only, attention left
    out), against the H200's dense bf16 peak (989 TFLOP/s, datasheet); decode is bound by
@@ -94,6 +95,38 @@ def time_generation(loaded: LoadedModel, prompts: int, repeats: int, samples: in
     return {"rows": prompts * samples, "tokens": tokens, "seconds": times, "tok_s": tokens / statistics.median(times)}
 
 
+def time_generation_vllm(loaded: LoadedModel, prompts: int, repeats: int, samples: int = 8, prompt_len: int = 128,
+                         new_tokens: int = 256) -> dict | None:
+    """Item 1 again on vLLM (in this process, bf16), the same prompts and seeds, with the weight
+    sync's time and its check; None where vLLM is not installed."""
+    import importlib.util
+    import tempfile
+
+    if importlib.util.find_spec("vllm") is None:
+        return None
+    from tempering.rollout.vllm_client import VLLMClient
+
+    with tempfile.TemporaryDirectory() as d:
+        loaded.model.save_pretrained(d)
+        loaded.tokenizer.save_pretrained(d)
+        client = VLLMClient(d, loaded.tokenizer, dtype="bfloat16", max_batch=prompts * samples, kv_cache_gib=8,
+                            device=str(loaded.model.device))
+        sync = client.sync(loaded.model)
+        g = torch.Generator().manual_seed(1)
+        ids = [torch.randint(100, 40000, (prompt_len,), generator=g).tolist() for _ in range(prompts)]
+        params = SamplingParams(temperature=1.0, max_new_tokens=new_tokens, n=samples, seed=0)
+        client.generate_ids(ids[:2], SamplingParams(temperature=1.0, max_new_tokens=8, n=2, seed=0))  # warm-up
+        times, tokens = [], 0
+        for _ in range(repeats):
+            t = time.perf_counter()
+            out = client.generate_ids(ids, params)
+            times.append(time.perf_counter() - t)
+            tokens = sum(len(c.token_ids) for c in out)
+        client.close()
+    return {"rows": prompts * samples, "tokens": tokens, "seconds": times, "tok_s": tokens / statistics.median(times),
+            "sync_s": sync.seconds, "sync_ok": sync.ok, "probe_diff_max": sync.diff_max}
+
+
 def time_training(loaded: LoadedModel, groups: int, repeats: int, group: int = 8, prompt_len: int = 128,
                   completion_len: int = 256) -> dict:
     model = loaded.model
@@ -151,6 +184,12 @@ def main() -> None:
             rows.append(f"{arch:13s} generate  {gen['rows']:4d} rows x {args.tokens} tok  {gen['tok_s']:10.0f} tok/s   "
                         f"MFU {gen['mfu']:6.2%}   weights read {gen['weight_gb_s']:7.0f} GB/s")
             print(rows[-1], flush=True)
+            vl = time_generation_vllm(loaded, p, args.repeats, new_tokens=args.tokens)
+            if vl is not None:
+                res.setdefault("generation_vllm", []).append(vl)
+                rows.append(f"{arch:13s} vllm      {vl['rows']:4d} rows x {args.tokens} tok  {vl['tok_s']:10.0f} tok/s   "
+                            f"x hf {vl['tok_s'] / gen['tok_s']:5.2f}   sync {vl['sync_s']:.2f} s ok {vl['sync_ok']}")
+                print(rows[-1], flush=True)
         tr = time_training(loaded, args.groups, args.repeats, completion_len=args.tokens)
         sec = statistics.median(tr["seconds"])
         seq = 128 + args.tokens

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Protocol, Sequence
 
 from tempering.envs import TaskSet
-from tempering.rollout import Budget, HFClient, run_episodes
+from tempering.rollout import Budget, run_episodes
 from tempering.models import resolve_path
 from tempering.rollout.base import TokenClient
 from tempering.rollout.engines import make_client
@@ -156,4 +156,4 @@ def make_rollout(cfg, env, policy, tokenizer) -> RolloutBackend:
                           rollout_gpus=s.rollout_gpus)
     client = make_client(r.engine, policy, tokenizer, resolve_path(cfg.model.name), max_batch=r.prompts_per_step * r.group_size,
                          dtype=r.engine_dtype, kv_cache_gib=r.engine_kv_gib, seed=cfg.seed)
-    return LocalRollout(client, env, cfg.scheduler.env_workers, policy=None if isinstance(client, HFClient) else policy)
+    return LocalRollout(client, env, cfg.scheduler.env_workers, policy=policy if hasattr(client, "sync") else None)

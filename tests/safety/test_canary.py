@@ -66,8 +66,8 @@ def test_the_canary_alert_fires_when_the_policy_learns_the_hack_and_heldback_sta
         "env.id=mix", "env.mix={code/synth-v1: 0.5, code/canary-v1: 0.5}", "rollout.prompts_per_step=4",
         "rollout.max_new_tokens=400", "log.report=false", "train.stop_on=[canary]", "alerts.canary_min=8"])
     recording = Recording(HeldBack(envs.make_from_config(cfg.env), 1.0))
-    monkeypatch.setattr("tempering.scheduler.backends.HFClient",
-                        lambda policy, tokenizer, max_batch: HackingPolicy(tokenizer, recording))
+    monkeypatch.setattr("tempering.scheduler.backends.make_client",
+                        lambda engine, policy, tokenizer, *a, **k: HackingPolicy(tokenizer, recording))
     prepare_run(cfg, tmp_path)
     metrics = train(cfg, tmp_path, steps=len(HACK_SHARE), progress=False, env=recording)
     store = Store(tmp_path / "store.sqlite")
