@@ -232,7 +232,7 @@ class TrainConfig:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     """Compute budget: CPU-hours, GPU-hours, price per hour."""
     stop_on: tuple[str, ...] = ("sync",)
-    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift, canary, heldback, repeated_replies, reward_jump, sync (vLLM not sampling from the trained weights; on by default)."""
+    """Alert kinds that stop the run cleanly, with a checkpoint: nan, kl, reward_collapse, entropy_collapse, length_drift, canary, heldback, repeated_replies, reward_jump, sync (vLLM not sampling from the trained weights; on by default), guard."""
 
 
 @dataclass(frozen=True)
@@ -310,6 +310,22 @@ class EvalConfig:
 
 
 @dataclass(frozen=True)
+class GuardConfig:
+    envs: dict[str, int] = field(default_factory=dict)
+    """Env id -> validation tasks: skills RL does not train, watched while it does (e.g. {math/arith-v1: 100, code/synth-v1: 50}); empty turns the guard off."""
+    every: int = 10
+    """Updates between guard evaluations (and one before the first update, the baseline)."""
+    offset: int = 100_000
+    """Validation tasks are the env's test split from this index on, skipping any whose prompt is among the first `reported` (a small task space repeats prompts)."""
+    reported: int = 1000
+    """The first this many test tasks, what evaluations report, never serve the guard."""
+    alpha: float = 0.05
+    """A drop against the baseline with exact McNemar p below this raises the guard alert (add guard to train.stop_on to stop there)."""
+    max_new_tokens: int = 160
+    """Tokens per validation reply (greedy)."""
+
+
+@dataclass(frozen=True)
 class Config:
     name: str = "run"
     """Run name; the run directory defaults to runs/<name>."""
@@ -329,4 +345,5 @@ class Config:
     scheduler: SchedulerConfig = field(default_factory=SchedulerConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     alerts: AlertConfig = field(default_factory=AlertConfig)
+    guard: GuardConfig = field(default_factory=GuardConfig)
     log: LogConfig = field(default_factory=LogConfig)

@@ -13,6 +13,8 @@
     sync              after a weight sync, the rollout engine (vLLM) holds other tensors than the
                       trainer, or its probe log-probs are off (rollout/sync_ok 0); stops the run
                       by default (train.stop_on)
+    guard             a skill RL does not train (guard.envs) dropped against the start with
+                      paired p < guard.alpha (trainer/guard.py)
 
 Each check is a pure function of the metric lines so far (the newest last). An alert is a
 warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
@@ -139,10 +141,16 @@ def _sync(history: list[dict], a: AlertConfig) -> str | None:
     return f"after the weight sync, {what}: the rollout engine is not sampling from the trained weights"
 
 
+def _guard(history: list[dict], a: AlertConfig) -> str | None:
+    from tempering.trainer.guard import guard_message
+
+    return guard_message(history[-1])
+
+
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
     "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
     "length_drift": _length_drift, "canary": _canary, "heldback": _heldback, "repeated_replies": _repeated,
-    "reward_jump": _jump, "rm_audit": _rm_audit, "sync": _sync,
+    "reward_jump": _jump, "rm_audit": _rm_audit, "sync": _sync, "guard": _guard,
 }
 
 

@@ -200,6 +200,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
                             before.get("cost/gpu_hours", 0.0),
                             {k.removeprefix("cost/cpu_hours/"): v for k, v in before.items()
                              if k.startswith("cost/cpu_hours/")})
+        guard = _guard(cfg, run_dir, loaded)
         durations: list[float] = []
         # Stop before a step that would likely end past the time budget, not after it.
         while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
@@ -207,6 +208,8 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
             t_step = time.monotonic()
             metrics = runner.step(step) | meter.after_step()
             metrics |= observers.monitors(step) | meter.by_domain(store.domain_tokens(step))
+            if guard is not None and guard.due(step):
+                metrics |= guard.check(guard_client(loaded), step)
             logged.append(metrics)
             with open(run_dir / "metrics.jsonl", "a") as f:
                 f.write(json.dumps(metrics) + "\n")
@@ -236,6 +239,25 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
 
         write_report(run_dir)
     return logged
+
+
+def _guard(cfg: Config, run_dir: Path, loaded):
+    """The guard over skills RL does not train (trainer/guard.py), its baseline taken now where
+    the run has none yet; None when guard.envs is empty or the run is not RL."""
+    if not cfg.guard.envs or RECIPES[cfg.algorithm.name].kind != "rl":
+        return None
+    from tempering.trainer.guard import Guard
+
+    guard = Guard(cfg.guard, run_dir)
+    if not guard.baseline:
+        guard.check(guard_client(loaded), 0)
+    return guard
+
+
+def guard_client(loaded):
+    from tempering.rollout import HFClient
+
+    return HFClient(loaded.model, loaded.tokenizer)
 
 
 def _gpus(cfg: Config, model) -> int:
