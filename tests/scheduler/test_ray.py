@@ -4,6 +4,7 @@ local Ray instance with 2 CPUs (two rollout and two sandbox actors of half a CPU
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import pickle
 import time
 from pathlib import Path
@@ -235,3 +236,26 @@ def test_an_unreachable_address_is_one_config_error_in_seconds(address):
     with pytest.raises(ConfigError, match="scheduler.address"):
         _check_address(address)
     assert time.monotonic() - t < 120  # a harness bound: Ray's own retries would go on for minutes
+
+
+@pytest.mark.slow  # a vLLM engine in a Ray actor and one in the driver: ~2-5 min on 2 cores (make test-slow)
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vLLM is not installed (make setup installs it)")
+def test_a_ray_worker_samples_with_its_own_vllm_engine_synced_and_checked(local_ray, tmp_path):
+    """rollout.engine vllm on Ray: the worker builds its own engine, each update reaches it
+    through the worker's copy and is checked there, and the run equals the local vLLM run."""
+    runs = {}
+    for backend in ("local", "ray"):
+        cfg = load_config(TINY, [f"scheduler.backend={backend}", "scheduler.rollout_workers=1", "rollout.engine=vllm",
+                                 "rollout.engine_kv_gib=0.25", "algorithm.entropy_coef=0.01", "optim.lr=0.01",
+                                 "log.report=false"])
+        prepare_run(cfg, tmp_path / backend)
+        metrics = train(cfg, tmp_path / backend, steps=2, progress=False)
+        store = Store(tmp_path / backend / STORE_FILE)
+        runs[backend] = (metrics, store.episodes())
+        store.close()
+    ray_metrics = runs["ray"][0]
+    assert ray_metrics[0]["grad_norm"] > 0
+    for m in ray_metrics:
+        assert m["rollout/sync_ok"] == 1.0 and m["rollout/sync_tensors_checked"] > 0
+        assert m["rollout/sync_tensors_unequal"] == 0 and m["rollout/probe_diff_max"] < 2e-3
+    _same_episodes(runs["ray"][1], runs["local"][1])  # the same tokens, sampled in another process
