@@ -18,6 +18,6 @@ step rl-arith $PY benchmarks/engine_rl.py --config configs/smollm2-arith-grpo.ya
 step speed64 $PY benchmarks/engines.py --prompts 64 --tokens 128 --repeats 2 --engines hf vllm --out $D/speed64.json
 step rl-repair $PY benchmarks/engine_rl.py --config configs/smollm2-code-grpo.yaml --minutes 20 --engines vllm \
     --out $D/rl-repair.json
-step equal $PY benchmarks/engines.py --equal --n 200 --out $D/equal.json
+step equal $PY benchmarks/engines.py --equal --n 70 --out $D/equal.json
 step speed256 $PY benchmarks/engines.py --prompts 256 --tokens 128 --repeats 1 --engines hf vllm --out $D/speed256.json
 echo "== all done $(date +%T)"

@@ -6,7 +6,7 @@ on 2 cores slow each other ~5x), `--repeats` times; the table gives medians and 
 HFClient. The CPU's flags are printed: bf16 is fast only where the CPU has AVX-512 BF16.
 
     python benchmarks/engines.py --prompts 64 --tokens 128 --repeats 3 --out runs/bench-engines.json
-    python benchmarks/engines.py --equal --n 200 --out runs/bench-engines-equal.json   # greedy equality
+    python benchmarks/engines.py --equal --n 70 --out runs/bench-engines-equal.json   # greedy equality, 3 envs x 70
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from _common import REPO, parser
 
 ENGINES = (("hf", "float32"), ("vllm", "float32"), ("vllm", "bfloat16"))
-EQUAL_ENVS = ("math/arith-v1", "code/python-v1", "sql/sqlite-v1")
+EQUAL_ENVS = ("math/arith-v1", "code/synth-v1", "sql/sqlite-v1")
 
 
 def prompts_of(env_id: str, n: int, tokenizer) -> list[list[int]]:
