@@ -268,8 +268,7 @@ def _add_eval(sub) -> None:
     e.add_argument("--n", type=int, default=_EVAL.n, help=f"held-out tasks (default {_EVAL.n}, eval.n)")
     e.add_argument("--max-new-tokens", type=int, default=_EVAL.max_new_tokens,
                    help=f"new tokens per reply (default {_EVAL.max_new_tokens}, eval.max_new_tokens)")
-    e.add_argument("--engine", default="hf", choices=("hf", "vllm", "auto"),
-                   help="what generates: hf (own decode loop), vllm, or auto (vllm where it can serve the model) (default: hf)")
+    e.add_argument("--engine", default="hf", choices=("hf", "vllm", "auto"), help="what generates (docs/engines.md)")
     e.add_argument("--batch-size", type=int, default=_EVAL.batch_size,
                    help=f"prompts decoded at once (default {_EVAL.batch_size}, eval.batch_size)")
     e.add_argument("--samples", type=int, default=1, help="samples per problem for pass@k (default 1: greedy accuracy)")

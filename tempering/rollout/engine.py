@@ -298,12 +298,7 @@ class Engine:
         return any(s in tail for s in self.params.stop)
 
     def _text(self, tokens: list[int]) -> str:
-        text = self.tokenizer.decode(tokens, skip_special_tokens=True)
-        for s in self.params.stop:
-            cut = text.find(s)
-            if cut >= 0:
-                text = text[:cut]
-        return text
+        return reply_text(self.tokenizer, tokens, self.params.stop)
 
 
 class _RoomyLayer(DynamicLayer):
@@ -407,3 +402,28 @@ def prompts_requests(prompt_ids: Sequence[Sequence[int]], params: SamplingParams
                      first_index: int = 0) -> list[Request]:
     return [Request(tuple(p), row_seeds(seed, first_index + i, params.n), params.max_new_tokens, tag=i)
             for i, p in enumerate(prompt_ids)]
+
+
+def reply_text(tokenizer, tokens: Sequence[int], stop: Sequence[str]) -> str:
+    """A reply's text: its tokens decoded without special tokens, cut at the first stop string."""
+    text = tokenizer.decode(list(tokens), skip_special_tokens=True)
+    for s in stop:
+        cut = text.find(s)
+        if cut >= 0:
+            text = text[:cut]
+    return text
+
+
+def generate_through(engine, prompt_ids: Sequence[Sequence[int]], params: SamplingParams, seed: int,
+                     seeds: Sequence[Sequence[int]] | None = None) -> list[Completion]:
+    """Every prompt's params.n samples through `engine` (submit, run), prompt-major; sample j of
+    prompt i draws from seeds[i][j] (default derived from `seed`, i and j)."""
+    requests = prompts_requests(prompt_ids, params, seed)
+    if seeds is not None:
+        requests = [Request(r.prompt_ids, tuple(s), r.max_new_tokens, r.tag) for r, s in zip(requests, seeds)]
+    for r in requests:
+        engine.submit(r)
+    out: list[Completion | None] = [None] * (len(requests) * params.n)
+    for f in engine.run():
+        out[f.request.tag * params.n + f.sample] = f.completion
+    return out  # type: ignore[return-value]

@@ -15,7 +15,7 @@ from typing import Sequence
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from tempering.rollout.engine import Engine, Request, prompts_requests, stop_token_ids
+from tempering.rollout.engine import Engine, generate_through, stop_token_ids
 from tempering.rollout.prefix import PrefixStore
 from tempering.types import Completion, Message, SamplingParams
 
@@ -56,17 +56,8 @@ class HFClient:
         random stream `seeds[p][i]` (by default derived from params.seed, p and i), whatever
         else shares the batch."""
         seed = params.seed if params.seed is not None else torch.seed() % 2**63
-        requests = prompts_requests(prompt_ids, params, seed)
-        if seeds is not None:
-            requests = [Request(r.prompt_ids, tuple(s), r.max_new_tokens, r.tag) for r, s in zip(requests, seeds)]
-        engine = self.engine(params)
-        for r in requests:
-            engine.submit(r)
-        out: list[Completion | None] = [None] * (len(requests) * params.n)
         with self.evaluating():
-            for f in engine.run():
-                out[f.request.tag * params.n + f.sample] = f.completion
-        return out  # type: ignore[return-value]
+            return generate_through(self.engine(params), prompt_ids, params, seed, seeds)
 
     def engine(self, params: SamplingParams) -> Engine:
         """A continuous-batching engine over this client's model, for callers that feed it

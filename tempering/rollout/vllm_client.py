@@ -38,7 +38,7 @@ from typing import Sequence
 import torch
 
 from tempering.errors import ConfigError
-from tempering.rollout.engine import Finished, Request, prompts_requests, stop_token_ids
+from tempering.rollout.engine import Finished, Request, generate_through, reply_text, stop_token_ids
 from tempering.types import Completion, Message, SamplingParams
 
 BLOCK_TOKENS = 32
@@ -177,16 +177,7 @@ class VLLMClient:
     def generate_ids(self, prompt_ids: Sequence[Sequence[int]], params: SamplingParams,
                      seeds: Sequence[Sequence[int]] | None = None) -> list[Completion]:
         seed = params.seed if params.seed is not None else torch.seed() % 2**63
-        requests = prompts_requests(prompt_ids, params, seed)
-        if seeds is not None:
-            requests = [Request(r.prompt_ids, tuple(s), r.max_new_tokens, r.tag) for r, s in zip(requests, seeds)]
-        engine = self.engine(params)
-        for r in requests:
-            engine.submit(r)
-        out: list[Completion | None] = [None] * (len(requests) * params.n)
-        for f in engine.run():
-            out[f.request.tag * params.n + f.sample] = f.completion
-        return out  # type: ignore[return-value]
+        return generate_through(self.engine(params), prompt_ids, params, seed, seeds)
 
     def evaluating(self):
         return nullcontext()  # the engine has no dropout
@@ -363,7 +354,7 @@ class VLLMEngine:
             logprobs = tuple(lp[t].logprob for lp, t in zip(o.logprobs or (), tokens))
             reason = "stop" if o.finish_reason == "stop" else "length"
             self.tokens += len(tokens)
-            done.append(Finished(request, j, Completion(text=self._text(tokens), prompt_ids=request.prompt_ids,
+            done.append(Finished(request, j, Completion(text=reply_text(self.client.tokenizer, tokens, self.params.stop), prompt_ids=request.prompt_ids,
                                                         token_ids=tokens, logprobs=logprobs, finish_reason=reason)))
         return done
 
@@ -377,11 +368,3 @@ class VLLMEngine:
         for args in self.held:
             self.core.add_request(*args)
         self.held = []
-
-    def _text(self, tokens: tuple[int, ...]) -> str:
-        text = self.client.tokenizer.decode(list(tokens), skip_special_tokens=True)
-        for s in self.params.stop:
-            cut = text.find(s)
-            if cut >= 0:
-                text = text[:cut]
-        return text
