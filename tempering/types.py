@@ -172,7 +172,26 @@ class ExecResult:
             "peak_memory_mb": round(self.peak_memory_mb, 3),
             "files": {k: base64.b64encode(v).decode() for k, v in self.files.items()},
             "detail": self.detail,
+            "audit": [dict(a) for a in self.audit],
+            **({"stdout_b64": base64.b64encode(self.stdout_bytes).decode()}
+               if self.stdout_bytes and self.stdout_bytes != self.stdout.encode() else {}),
         }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "ExecResult":
+        """The result `to_json` wrote (the sandbox service's native API sends it this way)."""
+        import base64
+
+        if d.get("status") not in EXEC_STATUSES:
+            raise ValueError(f"not a sandbox status: {d.get('status')!r}")
+        raw = d.get("stdout_b64")
+        stdout = str(d.get("stdout", ""))
+        return cls(d["status"], d.get("exit_code"), stdout, str(d.get("stderr", "")), float(d.get("wall_s", 0.0)),
+                   float(d.get("cpu_s", 0.0)), float(d.get("peak_memory_mb", 0.0)),
+                   files={k: base64.b64decode(v) for k, v in (d.get("files") or {}).items()},
+                   truncated=bool(d.get("truncated", False)), detail=str(d.get("detail", "")),
+                   stdout_bytes=base64.b64decode(raw) if raw else stdout.encode(),
+                   audit=tuple(dict(a) for a in d.get("audit") or ()))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,11 @@ _EXTENSIONS = {".py": "python", ".sh": "bash", ".bash": "bash", ".c": "c", ".cc"
 def cmd_sandbox(args: argparse.Namespace) -> int:
     from tempering.sandbox import LANGUAGES, Sandbox
 
+    if args.sandbox_cmd == "serve":
+        from tempering.server.serve import serve
+
+        return serve(args.host, args.port, args.workers, args.token_file, args.no_token, args.name, args.per_token,
+                     args.queue, args.max_request_mb, args.log_level, args.ready_file)
     if args.sandbox_cmd == "bench":
         from tempering.sandbox.bench import report
 
@@ -122,6 +127,19 @@ def add_sandbox_parsers(sub) -> None:
     bn.add_argument("--n", type=int, default=100, help="latency samples per path")
     bn.add_argument("--runs", type=int, default=500, help="runs per throughput level")
     bn.add_argument("--no-compare", action="store_true", help="measure only the Tempering sandbox")
+    sv = sbs.add_parser("serve", help="the sandbox as an HTTP service: SandboxFusion's /run_code + the native API")
+    sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default loopback)")
+    sv.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    sv.add_argument("--workers", type=int, default=4, help="runs at once: the fork server's warm slots (default 4)")
+    sv.add_argument("--token-file", help="tokens that may call it, one per line or `name token` "
+                                         "(or set TEMPERING_SANDBOX_TOKEN)")
+    sv.add_argument("--no-token", action="store_true", help="serve without authentication (loopback only)")
+    sv.add_argument("--name", help="this replica's name in responses and metrics (default host:port)")
+    sv.add_argument("--per-token", type=int, default=0, help="runs at once per token (default: --workers)")
+    sv.add_argument("--queue", type=int, default=256, help="requests per token that may wait; past it 429")
+    sv.add_argument("--max-request-mb", type=float, default=16.0, help="largest request body (default 16 MB)")
+    sv.add_argument("--log-level", default="warning", help="uvicorn's log level (default warning)")
+    sv.add_argument("--ready-file", help="write the bound port to this file once serving (for supervisors)")
     sb.set_defaults(func=cmd_sandbox)
 
     vf = sub.add_parser("verify", help="check a solution against a task's tests in the sandbox")

@@ -326,6 +326,16 @@ class GuardConfig:
 
 
 @dataclass(frozen=True)
+class SandboxConfig:
+    urls: tuple[str, ...] = ()
+    """`temper sandbox serve` replicas that run every env's code (e.g. [http://10.0.0.5:8080]); empty: the local fork server."""
+    token_file: str | None = None
+    """File whose first token authenticates to the replicas (else TEMPERING_SANDBOX_TOKEN)."""
+    retries: int = 3
+    """More attempts for a one-shot run whose replica failed (another replica where there is one)."""
+
+
+@dataclass(frozen=True)
 class Config:
     name: str = "run"
     """Run name; the run directory defaults to runs/<name>."""
@@ -346,4 +356,5 @@ class Config:
     eval: EvalConfig = field(default_factory=EvalConfig)
     alerts: AlertConfig = field(default_factory=AlertConfig)
     guard: GuardConfig = field(default_factory=GuardConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     log: LogConfig = field(default_factory=LogConfig)

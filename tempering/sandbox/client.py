@@ -355,13 +355,21 @@ _shared_lock = threading.Lock()
 
 def shared_sandbox() -> Sandbox:
     """One sandbox for the whole process (environments and verifiers use it), started on
-    first use and closed at exit."""
+    first use and closed at exit: the local fork server, or a `SandboxPool` over the
+    replicas TEMPERING_SANDBOX_URLS names (set from a config's sandbox.urls)."""
     global _shared
     with _shared_lock:
         if _shared is None:
             import atexit
 
-            _shared = Sandbox(pool_size=4)
+            urls = [u.strip() for u in os.environ.get("TEMPERING_SANDBOX_URLS", "").split(",") if u.strip()]
+            if urls:  # sandbox.urls (remote.use_config): every env's runs go to the replicas
+                from .remote import SandboxPool
+
+                _shared = SandboxPool(urls, token=os.environ.get("TEMPERING_SANDBOX_TOKEN") or None,
+                                      retries=int(os.environ.get("TEMPERING_SANDBOX_RETRIES", "3")))
+            else:
+                _shared = Sandbox(pool_size=4)
             atexit.register(_shared.close)
         return _shared
 

@@ -30,6 +30,7 @@ from tempering.scheduler.store import STORE_FILE, Store
 from tempering.safety.budget import BudgetMeter
 from tempering.trainer.observe import Observers
 from tempering.trainer.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint
+from tempering.sandbox.remote import use_config as use_sandbox_config
 from tempering.trainer.validate import validate
 
 
@@ -163,6 +164,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     `env` may pass an env object instead of the registered `cfg.env.id` (tests use this).
     """
     validate(cfg)
+    use_sandbox_config(cfg)
     ckpt = latest_checkpoint(run_dir) if resume else None
     if resume and ckpt is None and not (run_dir / "config.yaml").is_file():
         raise RunDirError(f"nothing to resume in {str(run_dir)!r}: it has no checkpoint")
