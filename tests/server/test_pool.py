@@ -109,7 +109,8 @@ def test_bad_token_and_bad_request_are_clear(replicas):
 def test_config_switch_sends_shared_sandbox_to_the_pool(replicas, tmp_path, monkeypatch):
     (a,) = replicas(1)
     for k in ("TEMPERING_SANDBOX_URLS", "TEMPERING_SANDBOX_TOKEN", "TEMPERING_SANDBOX_RETRIES"):
-        monkeypatch.delenv(k, raising=False)
+        monkeypatch.setenv(k, "")  # so that what use_config sets is undone after the test
+        monkeypatch.delenv(k)
     monkeypatch.setattr(client, "_shared", None)
     tokens = tmp_path / "tokens"
     tokens.write_text(f"trainer {TOKEN}\n")

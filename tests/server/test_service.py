@@ -13,14 +13,14 @@ from tempering.errors import ConfigError
 from tempering.server.admission import read_tokens, token_name
 from tempering.server.serve import serve
 
-from .conftest import TOKEN
+from .conftest import TOKEN, auth
 
 T = 120.0  # harness timeout: wide, never a measurement
 
 
 def wait_busy(r, n: int) -> None:
     """Until the replica reports `n` runs going (its /metrics gauge)."""
-    while f"tempering_sandbox_slots_busy {float(n)}" not in httpx.get(r.url + "/metrics", headers=r.headers(),
+    while f"tempering_sandbox_slots_busy {float(n)}" not in httpx.get(r.url + "/metrics", headers=auth(),
                                                                       timeout=T).text:
         pass
 
@@ -29,11 +29,11 @@ def test_auth_refuses_no_token_and_wrong_token(replicas):
     r = replicas(1)[0]
     body = {"code": "print(1)", "language": "python"}
     assert httpx.post(r.url + "/run_code", json=body, timeout=T).status_code == 401
-    bad = httpx.post(r.url + "/run_code", json=body, headers=r.headers("wrong-token-0123456789"), timeout=T)
+    bad = httpx.post(r.url + "/run_code", json=body, headers=auth("wrong-token-0123456789"), timeout=T)
     assert bad.status_code == 401 and "wrong token" in bad.json()["detail"]
     assert httpx.post(r.url + "/v1/run", json={"code": "print(1)"}, timeout=T).status_code == 401
     assert httpx.get(r.url + "/metrics", timeout=T).status_code == 401
-    ok = httpx.post(r.url + "/run_code", json=body, headers=r.headers(), timeout=T)
+    ok = httpx.post(r.url + "/run_code", json=body, headers=auth(), timeout=T)
     assert ok.status_code == 200 and ok.json()["run_result"]["stdout"] == "1\n"
     assert ok.headers["X-Tempering-Replica"] == "r0"
     assert httpx.get(r.url + "/healthz", timeout=T).status_code == 200  # probes need no token
@@ -42,10 +42,10 @@ def test_auth_refuses_no_token_and_wrong_token(replicas):
 def test_oversized_request_refused(replicas):
     r = replicas(1, "--max-request-mb", "0.01")[0]
     big = {"code": "x = 1\n" + "#" * 20_000, "language": "python"}
-    resp = httpx.post(r.url + "/run_code", json=big, headers=r.headers(), timeout=T)
+    resp = httpx.post(r.url + "/run_code", json=big, headers=auth(), timeout=T)
     assert resp.status_code == 413
     chunked = httpx.post(r.url + "/v1/run", content=iter([b'{"code": "', b"#" * 20_000, b'"}']),
-                         headers={**r.headers(), "Content-Type": "application/json"}, timeout=T)
+                         headers={**auth(), "Content-Type": "application/json"}, timeout=T)
     assert chunked.status_code == 413
 
 
@@ -57,24 +57,24 @@ def test_queue_full_gets_429_with_retry_after(replicas):
     def slow():
         started.set()
         results.append(httpx.post(r.url + "/v1/run", json={"code": "import time; time.sleep(3)"},
-                                  headers=r.headers(), timeout=T).status_code)
+                                  headers=auth(), timeout=T).status_code)
 
     t = threading.Thread(target=slow)
     t.start()
     started.wait()
     wait_busy(r, 1)  # the slow run holds the token's only slot now
-    busy = httpx.post(r.url + "/v1/run", json={"code": "print(1)"}, headers=r.headers(), timeout=T)
+    busy = httpx.post(r.url + "/v1/run", json={"code": "print(1)"}, headers=auth(), timeout=T)
     t.join()
     assert busy.status_code == 429 and int(busy.headers["Retry-After"]) >= 1
     assert results == [200]
-    metrics = httpx.get(r.url + "/metrics", headers=r.headers(), timeout=T).text
+    metrics = httpx.get(r.url + "/metrics", headers=auth(), timeout=T).text
     assert 'tempering_sandbox_refused_total{reason="busy"}' in metrics
 
 
 def test_native_run_session_verify_and_audit(replicas, tmp_path):
     (tmp_path / "tokens").write_text("bob " + "b" * 20 + "\n")
     r = replicas(1, "--token-file", str(tmp_path / "tokens"))[0]
-    h = r.headers()
+    h = auth()
     out = httpx.post(r.url + "/v1/run", json={"code": "import sys; sys.stdout.buffer.write(bytes([0, 255]))",
                                              "limits": {"wall_s": 5}}, headers=h, timeout=T).json()
     assert out["status"] == "ok" and base64.b64decode(out["stdout_b64"]) == b"\x00\xff"
@@ -93,7 +93,7 @@ def test_native_run_session_verify_and_audit(replicas, tmp_path):
     ran = httpx.post(s + "/run", json={"code": "cat a.txt"}, headers=h, timeout=T).json()
     assert ran["stdout"] == "one"
     # another valid token cannot use it
-    assert httpx.post(s + "/run", json={"code": "cat a.txt"}, headers=r.headers("b" * 20), timeout=T).status_code == 404
+    assert httpx.post(s + "/run", json={"code": "cat a.txt"}, headers=auth("b" * 20), timeout=T).status_code == 404
     assert httpx.delete(s, headers=h, timeout=T).status_code == 200
     assert httpx.post(s + "/run", json={"code": "true"}, headers=h, timeout=T).status_code == 404
 
@@ -119,7 +119,7 @@ def test_sigterm_drain_finishes_in_flight_and_refuses_new(replicas):
     def long_run():
         started.set()
         answers.append(httpx.post(r.url + "/v1/run", json={"code": "import time; time.sleep(4); print('done')"},
-                                  headers=r.headers(), timeout=T))
+                                  headers=auth(), timeout=T))
 
     t = threading.Thread(target=long_run)
     t.start()
@@ -129,7 +129,7 @@ def test_sigterm_drain_finishes_in_flight_and_refuses_new(replicas):
     refused = None
     while r.proc.poll() is None and refused is None:
         try:
-            resp = httpx.post(r.url + "/v1/run", json={"code": "print(1)"}, headers=r.headers(), timeout=T)
+            resp = httpx.post(r.url + "/v1/run", json={"code": "print(1)"}, headers=auth(), timeout=T)
             if resp.status_code == 503:
                 refused = "503"
         except httpx.TransportError:
