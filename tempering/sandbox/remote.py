@@ -188,7 +188,11 @@ class SandboxPool:
                                          "or TEMPERING_SANDBOX_TOKEN to a token the service was started with")
             if resp.status_code == 404 and pinned:
                 raise SandboxUnavailable(f"{replica.url} no longer has this session ({_detail(resp)})")
+            if resp.status_code == 409:  # the operation failed in the workspace (as Session raises OSError)
+                ok = True
+                raise OSError(_detail(resp))
             if resp.status_code >= 400:
+                ok = True  # the replica worked; the request was wrong
                 raise SandboxInputError(f"the sandbox service refused the request: {_detail(resp)}")
             data = resp.json()
             if not pinned and isinstance(data, dict) and data.get("status") == "sandbox_error":
@@ -199,7 +203,6 @@ class SandboxPool:
             raise Retryable(f"{type(e).__name__}: {e}") from None
         except ValueError as e:
             if isinstance(e, SandboxInputError):
-                ok = True  # the replica worked; the request was wrong
                 raise
             raise Retryable(f"malformed reply ({e})") from None
         finally:
@@ -251,6 +254,10 @@ class RemoteSession:
             raise self._lost(e) from None
         if resp.status_code == 404 and "could not be read" in resp.text:
             raise FileNotFoundError(_detail(resp))
+        if resp.status_code == 400:
+            raise SandboxInputError(_detail(resp))
+        if resp.status_code == 409:
+            raise OSError(_detail(resp))
         if resp.status_code != 200:
             raise self._lost(RuntimeError(f"HTTP {resp.status_code}: {_detail(resp)}"))
         return base64.b64decode(resp.json()["data"])

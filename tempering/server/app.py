@@ -163,6 +163,11 @@ def create_app(settings: Settings, sandbox) -> FastAPI:
     async def bad_fusion(request: Request, exc: fusion.RequestError):
         return JSONResponse({"detail": str(exc)}, 400)
 
+    @app.exception_handler(OSError)
+    async def workspace_failed(request: Request, exc: OSError):
+        # a session's file, snapshot or restore operation failed inside its workspace
+        return JSONResponse({"detail": str(exc)}, 404 if isinstance(exc, FileNotFoundError) else 409)
+
     @app.exception_handler(SandboxUnavailable)
     async def unavailable(request: Request, exc: SandboxUnavailable):
         return JSONResponse({"detail": str(exc)}, 503, headers={"Retry-After": "5"})

@@ -69,12 +69,64 @@ def start_or_skip(box: Sandbox) -> Sandbox:
         pytest.skip(f"sandbox unavailable on this machine ({e}); set TEMPERING_REQUIRE_SANDBOX=1 to fail instead")
 
 
+def pytest_generate_tests(metafunc):
+    """The hostile suite runs twice: in-process, and through the sandbox service over HTTP."""
+    if metafunc.module.__name__.rpartition(".")[2].startswith("test_hostile") and "sandbox" in metafunc.fixturenames:
+        metafunc.parametrize("sandbox", ["in-process", "service"], indirect=True, scope="module")
+
+
+class ThroughService:
+    """The fixture's sandbox reached over HTTP: `run` and `session` go through a SandboxPool to
+    `temper sandbox serve`'s app (in a thread of this process) over the same Sandbox, so the
+    host checks still see its fork server; everything else is the Sandbox's own."""
+
+    def __init__(self, box: Sandbox) -> None:
+        import threading
+
+        import uvicorn
+
+        from tempering.sandbox.remote import SandboxPool
+        from tempering.server.app import Settings, create_app
+
+        token = uuid.uuid4().hex
+        app = create_app(Settings(tokens={token: "hostile"}, workers=box.pool_size, limits=box.limits), box)
+        self._server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
+                                                     lifespan="off"))
+        self._thread = threading.Thread(target=self._server.run, daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + GENEROUS_S
+        while not self._server.started:
+            assert time.monotonic() < deadline and self._thread.is_alive(), "the service did not start"
+            time.sleep(0.01)
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        self._box = box
+        self._pool = SandboxPool([f"http://127.0.0.1:{port}"], token=token, limits=box.limits, retries=0,
+                                 grace_s=GENEROUS_S)
+
+    def run(self, *args, **kwargs):
+        return self._pool.run(*args, **kwargs)
+
+    def session(self, language: str = "bash", limits: Limits | None = None):
+        return self._pool.session(language, limits or self._box.limits)
+
+    def stop(self) -> None:
+        self._pool.close()
+        self._server.should_exit = True
+        self._thread.join(GENEROUS_S)
+
+    def __getattr__(self, name: str):
+        return getattr(self._box, name)
+
+
 @pytest.fixture(scope="module")
-def sandbox():
+def sandbox(request):
     box = start_or_skip(Sandbox(limits=HOSTILE_LIMITS, pool_size=2))
     server = box._proc.pid
     groups = cgroup_dirs(server)
-    yield box
+    via = ThroughService(box) if getattr(request, "param", "in-process") == "service" else None
+    yield via or box
+    if via is not None:
+        via.stop()
     box.close()
     # the server is gone, with every slot and every cgroup it made
     deadline = time.monotonic() + GENEROUS_S
