@@ -17,7 +17,9 @@ from tempering.errors import ConfigError, UnknownEnvError
 def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
     from tempering.envs.cad.env import ENV_ID as CAD_ID, PartsEnv
     from tempering.envs.code.canary import CANARY_ID, CanaryEnv
+    from tempering.envs.code.docstring import ENV_ID as DOCSTRING_ID, DocstringEnv
     from tempering.envs.code.envs import RepairEnv, SynthEnv
+    from tempering.envs.code.handwritten import ENV_ID as CODE_HAND_ID, HandwrittenCodeEnv
     from tempering.envs.code.humaneval import HumanEvalEnv
     from tempering.envs.code.project import ProjectEnv
     from tempering.envs.finance.envs import FILINGS_ID, STATEMENTS_ID, FilingsEnv, StatementsEnv
@@ -28,7 +30,7 @@ def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
     from tempering.envs.terminal.repo_env import ENV_ID as REPO_ID, RepoEnv
 
     return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv, "code/synth-v1": SynthEnv,
-            CANARY_ID: CanaryEnv,
+            CANARY_ID: CanaryEnv, DOCSTRING_ID: DocstringEnv, CODE_HAND_ID: HandwrittenCodeEnv,
             "code/repair-v1": RepairEnv, "code/project-v1": ProjectEnv, TERMINAL_ID: TerminalEnv, REPO_ID: RepoEnv, CAD_ID: PartsEnv,
             SQL_ID: SqliteEnv, SQL_HAND_ID: HandwrittenSqlEnv, STATEMENTS_ID: StatementsEnv, FILINGS_ID: FilingsEnv}
 

@@ -71,6 +71,8 @@ class HumanEvalEnv(OneAnswer):
     splits = ("test",)
     families: tuple[str, ...] = ()
     concurrent_verify = True
+    train_on = "code/synth-v1"
+    """The env to train on instead, named when a caller asks for a split this one lacks."""
 
     def __init__(self, sandbox=None) -> None:
         self._sandbox = sandbox
@@ -83,15 +85,19 @@ class HumanEvalEnv(OneAnswer):
             self._sandbox = shared_sandbox()
         return self._sandbox
 
+    def problems(self) -> tuple[CodeTask, ...]:
+        """The fixed problem set (code/handwritten-v1 swaps in its own)."""
+        return load_humaneval()
+
     def size(self, split: str) -> int:
-        return len(load_humaneval()) if split == "test" else 0
+        return len(self.problems()) if split == "test" else 0
 
     def task(self, split: str, index: int, family: str | None = None) -> Task:
         if split != "test":
-            raise TaskError(f"{ENV_ID} is evaluation data: its only split is 'test' (train on code/synth-v1)")
-        problems = load_humaneval()
+            raise TaskError(f"{self.id} is evaluation data: its only split is 'test' (train on {self.train_on})")
+        problems = self.problems()
         if not 0 <= index < len(problems):
-            raise TaskError(f"{ENV_ID} has {len(problems)} problems; index {index} is out of range")
+            raise TaskError(f"{self.id} has {len(problems)} problems; index {index} is out of range")
         p = problems[index]
         return Task(id=p.id, domain="code", prompt=(Message("user", INSTRUCTION.format(prompt=p.prompt)),),
                     reference=p, metadata={"entry_point": p.entry_point})

@@ -1,0 +1,84 @@
+"""`code/docstring-v1`: generated Python functions in HumanEval's shape, for training.
+
+A prompt is what HumanEval gives: a signature with type hints and a docstring with 2-3
+examples; the model writes the body (or the whole function in a fenced block), under
+`code/humaneval-v1`'s own instruction. The families are pure functions over strings, lists,
+numbers, small text formats and dicts, most of them 1-5 lines (text.py, seqs.py,
+numeric.py, records.py); render.py turns one into a task.
+
+Splits: `train` and `test` draw the trained families (FAMILY_NAMES) and the prompt's hash
+decides which; `unseen` draws only UNSEEN_FAMILIES, one or two of each kind, which no train
+or test task uses. The reward is the fraction of ten hidden cases passed.
+"""
+
+from __future__ import annotations
+
+import random
+
+from ....types import Message, Score, Task
+from ...base import SingleTurnEnv
+from ..envs import _broken, _check, _reference
+from ..humaneval import INSTRUCTION
+from ..mutants import mutants
+from ..verify import CodeTask
+from . import numeric, records, seqs, text
+from .render import compile_reference, draw_cases, build
+
+ENV_ID = "code/docstring-v1"
+FAMILIES = text.FAMILIES + seqs.FAMILIES + numeric.FAMILIES + records.FAMILIES
+KINDS = ("strings", "counting", "lists", "ordering", "numbers", "parsing", "dicts")
+UNSEEN_FAMILIES = ("initials", "alternate_case", "count_peaks", "window_sums", "split_on", "rank_elements",
+                   "lcm", "largest_arrangement", "hex_to_rgb", "csv_column", "positions_of")
+"""Families only the unseen split draws: one or two of each kind, each beside trained
+families of its kind, so `unseen` asks for the skill on a function never trained on."""
+FAMILY_NAMES = tuple(f.name for f in FAMILIES if f.name not in UNSEEN_FAMILIES)
+"""The families train and test draw."""
+BY_NAME = {f.name: f for f in FAMILIES}
+N_STRONG = 30
+"""Inputs of the held-back check (`strong_verify`), drawn apart from the task's own."""
+
+
+def _generate(rng: random.Random, family: str | None, pool: tuple[str, ...]) -> Task:
+    fam = BY_NAME[family or rng.choice(pool)]
+    code = build(fam, rng)
+    return Task(id=code.id, domain="code", prompt=(Message("user", INSTRUCTION.format(prompt=code.prompt)),),
+                reference=code, metadata={"family": fam.name, "kind": fam.kind, "entry_point": code.entry_point})
+
+
+def generate(rng: random.Random, family: str | None) -> Task:
+    """A task of `family`, or of a trained family the rng picks."""
+    return _generate(rng, family, FAMILY_NAMES)
+
+
+def generate_unseen(rng: random.Random, family: str | None) -> Task:
+    """A task of `family`, or of a held-out family the rng picks (the unseen split)."""
+    return _generate(rng, family, UNSEEN_FAMILIES)
+
+
+def strong_cases(code: CodeTask) -> list[dict]:
+    """N_STRONG new cases of the task's family and parameters, none of them the task's own."""
+    ref = compile_reference(code.reference, code.entry_point)
+    seen = {repr(c["args"]) for c in (*code.metadata["visible"], *(code.cases or ()))}
+    family = BY_NAME[code.metadata["family"]]
+    return draw_cases(family, code.metadata["params"], ref, random.Random(f"strong|{code.prompt}"), N_STRONG, seen)
+
+
+class DocstringEnv(SingleTurnEnv):
+    """`code/docstring-v1`: the reward is the fraction of hidden tests passed."""
+
+    concurrent_verify = True
+
+    def __init__(self) -> None:
+        super().__init__(ENV_ID, generate, _check, _reference, families=FAMILY_NAMES, unseen=generate_unseen,
+                         unseen_families=UNSEEN_FAMILIES)
+
+    def broken_response(self, task: Task) -> str:
+        return _broken(task)
+
+    def strong_verify(self, task: Task, response: str) -> Score:
+        """The held-back check: the answer on N_STRONG new inputs."""
+        return _check(task, response, cases=strong_cases(task.reference))
+
+    def wrong_attempts(self, task: Task, rng) -> list[str]:
+        """Plausible buggy versions of the reference (mutants.py), then the broken variant."""
+        return [f"```python\n{m}```" for m in mutants(task.reference.reference, rng)] + [_broken(task)]
