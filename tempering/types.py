@@ -76,6 +76,8 @@ class Score:
     """Whether the reply had the answer format asked for (None: the verifier does not say)."""
     extracted: Any = None
     """The answer the verifier read out of the reply."""
+    infra_retries: int = 0
+    """Times the verification was run again because its sandbox failed (envs/infra.py)."""
 
     def __post_init__(self) -> None:
         _lift(self, self.details, ("status", "feedback", "format_ok", "extracted"))
@@ -116,6 +118,8 @@ class StepResult:
     """How far the task is done, 0..1, for Budget.patience (None: the step's reward stands for it)."""
     truncated_by: str | None = None
     """Which limit cut the episode when `truncated` (turns, tokens, ...)."""
+    infra_retries: int = 0
+    """Times the step was run again because its sandbox failed (envs/infra.py)."""
 
     def __post_init__(self) -> None:
         _lift(self, self.info, ("passed", "status", "progress", "truncated_by"))
@@ -215,6 +219,10 @@ class Turn:
     """StepResult.passed of the turn."""
     status: str | None = None
     """StepResult.status of the turn."""
+    infra_failed: bool = False
+    """The sandbox failed the step on every try (envs/infra.py): its reward means nothing."""
+    infra_retries: int = 0
+    """Times the step was run again because its sandbox failed."""
 
     def __post_init__(self) -> None:
         _lift(self, self.info, ("passed", "status"))
@@ -258,7 +266,8 @@ class Trajectory:
     terminated: bool
     truncated: bool
     stop_reason: str
-    """"terminated" (the env ended it), or which budget cut it: turns, tokens, wall_time, context."""
+    """"terminated" (the env ended it), which budget cut it (turns, tokens, wall_time, context), or
+    "infra" (a step's sandbox failed on every try)."""
     prompt_len: int = 0
     """Tokens before the first generated token."""
     wall_s: float = 0.0
@@ -266,3 +275,13 @@ class Trajectory:
     segments: tuple[Segment, ...] = ()
     """Later stretches of the episode, each on a compressed prompt, when the conversation
     outgrew Budget.context_budget. token_ids/loss_mask/logprobs above hold the first."""
+
+    @property
+    def infra_failed(self) -> bool:
+        """A turn's sandbox failed on every try: the episode is the infrastructure's failure, not the model's."""
+        return any(t.infra_failed for t in self.turns)
+
+    @property
+    def infra_retries(self) -> int:
+        """Env steps run again over the episode because their sandbox failed."""
+        return sum(t.infra_retries for t in self.turns)

@@ -15,6 +15,9 @@ n / (n - 1). REINFORCE++ normalises by the std of the whole batch rather than ea
 which keeps one easy prompt's tiny spread from blowing up its advantages; subtracting
 the group mean first is the paper's "baseline" variant for group sampling.
 
+`group_advantages` takes groups of different sizes (attempts an infrastructure failure left
+out): each group gets exactly what the estimator gives the groups as they are.
+
 PPO's `gae` (Schulman et al. 2016, arXiv:1506.02438) instead uses a learned value per token;
 `outcome_rewards` puts each attempt's score on its last generated token and `whitened_gae`
 runs GAE over a batch of groups, then whitens the advantages over every generated token.
@@ -129,6 +132,25 @@ def whitened_gae(rewards: list[torch.Tensor], values: list[torch.Tensor], masks:
 def group_has_signal(rewards: torch.Tensor, tol: float = 1e-8) -> torch.Tensor:
     """(num_groups,) bool: True where the group's rewards are not all equal."""
     return (rewards.max(dim=1).values - rewards.min(dim=1).values) > tol
+
+
+def group_advantages(name: str, rewards: list[torch.Tensor], eps: float = 1e-6) -> list[torch.Tensor]:
+    """The outcome estimator `name` over groups of any sizes: rewards[i] is (G_i,), and so is
+    the result. Groups of one size go through the estimator together as (N, G). Otherwise
+    grpo, dr_grpo and rloo take each group alone (their statistics are per group), and
+    reinforce_pp's batch std is the std over every attempt of every group, so the advantages
+    are those of a batch in which the missing attempts never existed.
+
+    >>> group_advantages("dr_grpo", [torch.tensor([1.0, 0.0, 0.0]), torch.tensor([2.0, 0.0])])
+    [tensor([ 0.6667, -0.3333, -0.3333]), tensor([ 1., -1.])]
+    """
+    if len({len(r) for r in rewards}) <= 1:
+        return list(ADVANTAGES[name](torch.stack(rewards))) if rewards else []
+    if name == "reinforce_pp":  # the one estimator whose scale couples the groups
+        centred = [r - r.mean() for r in rewards]
+        flat = torch.cat(centred)
+        return [c / (flat.std() + eps) if flat.numel() > 1 else c for c in centred]
+    return [ADVANTAGES[name](r.unsqueeze(0))[0] for r in rewards]
 
 
 ADVANTAGES = {

@@ -75,6 +75,8 @@ class RolloutConfig:
     """When vllm samples: each token's loss is weighted by min(pi_trainer / pi_sampler, tis_cap) (truncated importance sampling); 0 turns the correction off. The mismatch is logged as rollout/logprob_diff_*."""
     context_budget: int = 0
     """Multi-turn: past this many tokens the conversation is compressed by the env (goal, key decisions, latest errors) and the episode goes on from that shorter prompt; each stretch trains with the attempt's advantage. 0 keeps the whole conversation."""
+    infra_retries: int = 2
+    """Re-runs of a verification or env step whose sandbox failed (sandbox_error, SandboxUnavailable), on the same reply; an attempt still failing is left out of its group's statistics and the loss (infra/failed)."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,8 @@ class AlertConfig:
     """...and that many passes had less than this chance at the earlier (Laplace-smoothed) rate."""
     rm_audit_min_pairs: int = 8
     """rm_audit: the reward model's agreement with the verifier is judged over at least this many pass/fail pairs."""
+    infra_share: float = 0.1
+    """infra: more than this share of a step's attempts failed for the infrastructure (the sandbox), not the model, after their retries."""
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,9 @@
 """pass@k with the unbiased estimator of Chen et al. (2021): from n samples per problem
-of which c pass, pass@k = 1 - C(n-c, k) / C(n, k), averaged over problems."""
+of which c pass, pass@k = 1 - C(n-c, k) / C(n, k), averaged over problems.
+
+A sample whose sandbox failed on every try (envs/infra.py) is not scored: n counts only the
+scored samples, `infra_failed` the others, and a problem left with fewer than k scored
+samples takes no part in pass@k."""
 
 from __future__ import annotations
 
@@ -11,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tempering.config.schema import RolloutConfig
+from tempering.envs.infra import InfraRetry, is_infra_failure
 from tempering.errors import ConfigError
 from tempering.rollout.base import StreamingClient
 from tempering.types import SamplingParams
@@ -39,11 +45,14 @@ class PassKResult:
     pass_at: dict[int, float]
     seconds: float
     per_problem: list[dict] = field(default_factory=list)
+    infra_failed: int = 0
+    """Samples not scored: the sandbox failed on every try."""
 
     def summary(self) -> str:
         ks = ", ".join(f"pass@{k} {v:.3f}" for k, v in sorted(self.pass_at.items()))
+        infra = f"; {self.infra_failed} samples not scored (the sandbox failed)" if self.infra_failed else ""
         return (f"{self.env_id} {self.split}: {self.problems} problems x {self.samples} samples "
-                f"(T={self.temperature}): {ks}  [{self.seconds:.0f} s]")
+                f"(T={self.temperature}): {ks}{infra}  [{self.seconds:.0f} s]")
 
     def write_json(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,7 +61,7 @@ class PassKResult:
 
 def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[int], temperature: float,
                        max_new_tokens: int, batch_size: int = 8, workers: int = 8, seed: int = 0,
-                       progress: Path | None = None) -> PassKResult:
+                       progress: Path | None = None, infra_retries: int = RolloutConfig.infra_retries) -> PassKResult:
     """Sample `samples` completions for each of the first `n` problems and score them all
     (concurrently, in the sandbox for code envs).
 
@@ -71,9 +80,12 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
     done = _read_progress(progress, settings) if progress else {}
     t0 = time.perf_counter()
 
+    checked = InfraRetry(env, infra_retries)
+
     def record(task, comps, scores) -> None:
-        done[task.id] = {"id": task.id, "n": samples, "correct": sum(s.passed for s in scores),
-                         "statuses": [s.status for s in scores],
+        real = [s for s in scores if not is_infra_failure(s)]
+        done[task.id] = {"id": task.id, "n": len(real), "correct": sum(s.passed for s in real),
+                         "infra_failed": len(scores) - len(real), "statuses": [s.status for s in scores],
                          "tokens": [len(c.token_ids) for c in comps]}
         if progress:
             with open(progress, "a") as f:
@@ -83,9 +95,9 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
     todo = [(seed + start // batch_size, i, task) for start in range(0, len(tasks), batch_size)
             for i, task in enumerate(tasks[start:start + batch_size]) if task.id not in done]
     with ThreadPoolExecutor(workers) as pool:
-        score = lambda task, comps: list(pool.map(lambda c: env.verify(task, c.text), comps))  # noqa: E731
+        score = lambda task, comps: list(pool.map(lambda c: checked.verify(task, c.text), comps))  # noqa: E731
         if isinstance(client, StreamingClient):
-            verify_each = lambda task, comps: [env.verify(task, c.text) for c in comps]  # noqa: E731
+            verify_each = lambda task, comps: [checked.verify(task, c.text) for c in comps]  # noqa: E731
             _stream(client, todo, samples, temperature, max_new_tokens, pool, verify_each, record)
         else:
             for chunk_seed in sorted({s for s, _, _ in todo}):
@@ -96,8 +108,14 @@ def evaluate_pass_at_k(client, env, split: str, n: int, samples: int, ks: list[i
                     mine = comps[i * samples:(i + 1) * samples]
                     record(task, mine, score(task, mine))
     per_problem = [done[t.id] for t in tasks]
-    pass_at = {k: float(np.mean([pass_at_k(p["n"], p["correct"], k) for p in per_problem])) for k in ks}
-    return PassKResult(env.id, split, len(tasks), samples, temperature, pass_at, time.perf_counter() - t0, per_problem)
+    pass_at = {k: _mean([pass_at_k(p["n"], p["correct"], k) for p in per_problem if p["n"] >= k]) for k in ks}
+    return PassKResult(env.id, split, len(tasks), samples, temperature, pass_at, time.perf_counter() - t0, per_problem,
+                       infra_failed=sum(p.get("infra_failed", 0) for p in per_problem))
+
+
+def _mean(values: list[float]) -> float:
+    """The mean; NaN where no problem had enough scored samples."""
+    return float(np.mean(values)) if values else float("nan")
 
 
 def _stream(client, todo, samples: int, temperature: float, max_new_tokens: int, pool, score, record) -> None:

@@ -7,8 +7,8 @@
     alerts        a banner per alert the run raised
     rollouts      a viewer: filter by step, domain, task, reward, stop reason; each episode's turns
                   as a transcript (reply, feedback, execution record), its reward and advantage
-    sandbox       runs, statuses, limit hits and p50/p95 latency of the runs the verifiers made,
-                  and of env steps per domain
+    sandbox       runs, statuses, limit hits and p50/p95 latency of the runs the verifiers made, attempts
+                  the sandbox failed (not trained) and its re-runs (envs/infra.py), env steps per domain
 
 Plotly draws the curves; its bundle is inlined, so the page needs no network and opens from
 any folder. Texts are truncated to TEXT_LIMIT characters each and the viewer keeps the
@@ -30,6 +30,8 @@ import plotly.io as pio
 import plotly.offline
 from plotly.subplots import make_subplots
 
+from tempering.envs.infra import INFRA_STOP
+
 TEXT_LIMIT = 3000
 """Characters kept of each reply, feedback and execution record in the viewer."""
 MAX_EPISODES = 2000
@@ -48,6 +50,7 @@ PANELS: list[tuple[str, tuple[str, ...]]] = [
     ("learning rate", ("lr",)),
     ("loss", ("loss",)),
     ("informative groups", ("groups_informative", "groups_sampled", "groups_trained")),
+    ("infrastructure failures", ("infra/failed", "infra/retried")),
     ("tokens/s", ("tokens_per_s",)),
 ]
 TIME_KEYS = ("time_generate", "time_score", "time_update")
@@ -214,8 +217,9 @@ def sandbox_stats(db: sqlite3.Connection) -> dict:
         xs = [s for (s,) in db.execute("SELECT t.env_s FROM turns t JOIN episodes e ON e.step = t.step AND "
                                       "e.round = t.round AND e.slot = t.slot WHERE e.domain = ?", (domain,))]
         env[domain] = {"steps": len(xs), "p50_s": _percentile(xs, 0.5), "p95_s": _percentile(xs, 0.95)}
+    infra = db.execute("SELECT COUNT(*) FROM episodes WHERE stop_reason = ?", (INFRA_STOP,)).fetchone()[0]
     return {"runs": len(runs), "statuses": statuses, "limit_hits": sum(statuses.get(s, 0) for s in LIMIT_STATUSES),
-            "p50_s": _percentile(walls, 0.5), "p95_s": _percentile(walls, 0.95), "env_steps": env}
+            "p50_s": _percentile(walls, 0.5), "p95_s": _percentile(walls, 0.95), "env_steps": env, "infra_failed": infra}
 
 
 def _table(header: list[str], rows: list[list]) -> str:
@@ -265,9 +269,12 @@ def build_report(run_dir: Path) -> str:
     banner = "".join(f'<div class="alert"><b>step {s}: {html.escape(k)}</b> {html.escape(m)}</div>'
                      for s, k, m in alerts)
     sb = sandbox
-    sandbox_html = (_table(["sandbox runs", "statuses", "limit hits", "p50 s", "p95 s"],
+    retried = sum(m.get("infra/retried", 0) for m in metrics)
+    sandbox_html = (_table(["sandbox runs", "statuses", "limit hits", "p50 s", "p95 s",
+                            "attempts failed by the sandbox (not trained)", "re-runs after a sandbox failure"],
                            [[sb["runs"], ", ".join(f"{k} {v}" for k, v in sorted(sb["statuses"].items())) or "-",
-                             sb["limit_hits"], f"{sb['p50_s']:.3f}", f"{sb['p95_s']:.3f}"]])
+                             sb["limit_hits"], f"{sb['p50_s']:.3f}", f"{sb['p95_s']:.3f}", sb["infra_failed"],
+                             f"{retried:.0f}"]])
                     + _table(["domain", "env steps", "p50 s", "p95 s"],
                              [[d, v["steps"], f"{v['p50_s']:.3f}", f"{v['p95_s']:.3f}"]
                               for d, v in sorted(sb["env_steps"].items())]))

@@ -25,15 +25,17 @@ def _point(path: Path) -> dict | None:
     families: dict[str, list[int]] = {}
     rewards: dict[str, list[float]] = {}
     for item in r["items"]:
-        if item.get("family"):
+        if item.get("family") and not item.get("infra_failed"):  # unscored: no part in the rates
             count = families.setdefault(item["family"], [0, 0])
             count[0] += bool(item["passed"])
             count[1] += 1
             rewards.setdefault(item["family"], []).append(float(item.get("reward") or 0.0))
     point = {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
+             "infra_failed": r.get("infra_failed", 0),
              "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
              "seconds": r["seconds"], "families": dict(sorted(families.items())),
-             "passed": {i["id"]: bool(i["passed"]) for i in r["items"]}}
+             # a task the sandbox failed was not scored: it takes no part in the paired tests
+             "passed": {i["id"]: bool(i["passed"]) for i in r["items"] if not i.get("infra_failed")}}
     if any(v not in (0.0, 1.0) for values in rewards.values() for v in values):
         # partial credit (CAD's overlap, a share of tests): a family at 0 passes may still be close
         point["family_reward"] = {f: round(sum(v) / len(v), 3) for f, v in sorted(rewards.items())}

@@ -17,6 +17,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+from tempering.envs.infra import INFRA_STOP, is_infra_failure
 from tempering.envs.protocols import CompressesContext
 from tempering.errors import TaskError
 from tempering.rollout.engine import Request, mix
@@ -132,9 +133,14 @@ class _Episode:
                                    span=(start, len(self.ids)), env_s=env_s, segment=len(self.closed)))
             self.stop = "env_timeout" if error and error.startswith("timeout") else "env_error"
             return
+        infra = is_infra_failure(result)
         self.turns.append(Turn(action=comp.text, feedback=tuple(result.messages), reward=result.reward,
                                info=dict(result.info), span=(start, len(self.ids)), env_s=env_s,
-                               segment=len(self.closed), passed=result.passed, status=result.status))
+                               segment=len(self.closed), passed=result.passed, status=result.status,
+                               infra_failed=infra, infra_retries=result.infra_retries))
+        if infra:  # the sandbox failed on every try: going on would build on a turn the model never had
+            self.stop = INFRA_STOP
+            return
         if result.terminated or result.truncated:
             self.terminated = result.terminated
             self.stop = "terminated" if result.terminated else (result.truncated_by or "env")

@@ -7,10 +7,13 @@
 
 For tests of code that takes a sandbox (verifiers, envs): nothing is executed, so they run
 anywhere, fast, and a test can hand back any outcome (a timeout, a memory kill) at will.
+`LosingSandbox` fails as infrastructure on cue, from any number of threads (envs/infra.py).
 """
 
 from __future__ import annotations
 
+import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -55,3 +58,23 @@ class CannedSandbox:
 
     def __exit__(self, *exc) -> None:
         pass
+
+
+class LosingSandbox:
+    """Runs nothing, and is lost on cue: every run of code that holds `always`, and the first run
+    of code that holds `once`, ends as sandbox_error (the sandbox failed, not the code); the
+    others end ok with empty output. `calls[code]` counts the runs of each code."""
+
+    def __init__(self, always: str = "BROKEN", once: str = "FLAKY") -> None:
+        self.always, self.once = always, once
+        self.calls: Counter[str] = Counter()
+        self._lock = threading.Lock()  # verifiers run on several threads
+
+    def run(self, code: str, language: str = "python", stdin: str | bytes = "", files: dict | None = None,
+            limits=None, fetch: tuple[str, ...] | list[str] = (), *, trace: bool = False) -> ExecResult:
+        with self._lock:
+            self.calls[code] += 1
+            lost = self.always in code or (self.once in code and self.calls[code] == 1)
+        if lost:
+            return ExecResult("sandbox_error", None, "", "", 0.0, 0.0, 0.0, detail="the fork server died")
+        return ExecResult("ok", 0, "", "", 0.0, 0.0, 0.0)

@@ -11,7 +11,8 @@ they happen:
 `RolloutBackend` is that swap point as a protocol. `LocalRollout` runs everything in this
 process, on the policy's own weights. `RayRollout` (`tempering.scheduler.ray_backend`) runs
 the same calls on rollout actors, whose episodes step their envs through a `StepRunner`
-(a sandbox actor holding the env copies).
+(a sandbox actor holding the env copies). Both run every verification and env step through
+`envs.infra.InfraRetry`, so one whose sandbox failed is re-run (rollout.infra_retries).
 Because every sample draws from a stream fixed by its seed, not by its batch, both give
 the same trajectories for the same seeds.
 """
@@ -24,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Protocol, Sequence
 
 from tempering.envs import TaskSet
+from tempering.envs.infra import InfraRetry
 from tempering.rollout import Budget, run_episodes
 from tempering.models import resolve_path
 from tempering.rollout.base import TokenClient
@@ -156,4 +158,6 @@ def make_rollout(cfg, env, policy, tokenizer) -> RolloutBackend:
                           rollout_gpus=s.rollout_gpus)
     client = make_client(r.engine, policy, tokenizer, resolve_path(cfg.model.name), max_batch=r.prompts_per_step * r.group_size,
                          dtype=r.engine_dtype, kv_cache_gib=r.engine_kv_gib, seed=cfg.seed)
-    return LocalRollout(client, env, cfg.scheduler.env_workers, policy=policy if hasattr(client, "sync") else None)
+    # every verification and env step re-run while its sandbox fails (envs/infra.py)
+    return LocalRollout(client, InfraRetry(env, r.infra_retries), cfg.scheduler.env_workers,
+                        policy=policy if hasattr(client, "sync") else None)

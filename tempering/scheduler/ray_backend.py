@@ -75,7 +75,8 @@ class RayRollout:
         engine = {"engine": self.engine, "dtype": r.engine_dtype, "kv_cache_gib": r.engine_kv_gib, "seed": cfg.seed}
         self.rollouts = [rollout.remote(cfg.model.name, cfg.model.dtype, peft, r.prompts_per_step * r.group_size,
                                         s.env_workers, device, engine) for _ in range(s.rollout_workers)]
-        self.sandboxes = [sandbox.remote(cfg.env, s.env_workers, r.max_turns) for _ in range(s.sandbox_workers)]
+        self.sandboxes = [sandbox.remote(cfg.env, s.env_workers, r.max_turns, r.infra_retries)
+                          for _ in range(s.sandbox_workers)]
         _wait_started(self.rollouts + self.sandboxes)
         self.sync()
 
@@ -243,10 +244,12 @@ class SandboxWorker:
     threads and keeps one copy of the env per running episode; runs up to env_workers
     calls at once (the actor's max_concurrency)."""
 
-    def __init__(self, env_cfg, env_workers: int, max_turns: int = 1) -> None:
+    def __init__(self, env_cfg, env_workers: int, max_turns: int = 1, infra_retries: int = 0) -> None:
         from tempering import envs
+        from tempering.envs.infra import InfraRetry
 
-        self.env = envs.make_from_config(env_cfg, max_turns)
+        # verifications and steps whose sandbox failed are re-run here, beside the sandbox
+        self.env = InfraRetry(envs.make_from_config(env_cfg, max_turns), infra_retries)
         self.env_workers = env_workers
         self.episodes: dict[int, object] = {}
 

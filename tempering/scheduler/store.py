@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from tempering.envs.infra import INFRA_STOP
 from tempering.types import Segment
 
 SCHEMA = """
@@ -94,6 +95,14 @@ class EpisodeRecord:
     """Per turn: reward, status, env_s and the artifacts (reply, feedback, info)."""
     segments: tuple[Segment, ...] = ()
     """Later stretches of a long episode, each on its own compressed prompt (Trajectory.segments)."""
+    infra_retries: int = 0
+    """Verifications or env steps run again because their sandbox failed (not stored: 0 when read back)."""
+
+    @property
+    def infra_failed(self) -> bool:
+        """The sandbox failed on every try (envs/infra.py): the attempt has no real reward. Kept as
+        its stop_reason, so a resumed run reads it back."""
+        return self.stop_reason == INFRA_STOP
 
 
 @dataclass(frozen=True)

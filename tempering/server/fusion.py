@@ -22,11 +22,13 @@ import base64
 import binascii
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tempering.sandbox.languages import LANGUAGES
 from tempering.sandbox.limits import Limits
 from tempering.types import ExecResult
+
+from .native import utf8_only
 
 UNSUPPORTED_PATHS = ("/run_jupyter", "/submit", "/get_prompts", "/get_prompt_by_id", "/list_datasets",
                      "/list_ids")
@@ -50,6 +52,11 @@ class RunCodeRequest(BaseModel):
     stdin: str | None = Field(None, description="text given to the program on stdin")
     files: dict[str, str | None] = Field({}, description="path -> base64 content, written before the run")
     fetch_files: list[str] = Field([], description="paths brought back base64-encoded in `files`")
+
+    @model_validator(mode="before")
+    @classmethod
+    def unicode_text(cls, data):
+        return utf8_only(data)
 
 
 class CommandRunResult(BaseModel):

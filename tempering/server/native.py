@@ -20,20 +20,48 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 import secrets
 import threading
 import time
 from dataclasses import dataclass, field
 
 from fastapi import APIRouter, HTTPException, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from tempering.errors import SandboxInputError
+from tempering.errors import SandboxInputError, TaskError
 from tempering.sandbox.limits import FIELDS, Limits
+
+
+def utf8_only(data):
+    """`data` (a request body as parsed) if every string in it is valid Unicode. JSON may
+    escape a lone surrogate ("\\ud800"), which Python decodes but no run, file or reply can
+    carry as UTF-8; as a ValueError from a validator it becomes a 422. A loop, not
+    recursion: the body may nest as deep as the JSON parser allows."""
+    todo = [data]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            try:
+                v.encode()
+            except UnicodeEncodeError as e:
+                raise ValueError(f"text that is not valid Unicode ({e.object[e.start:e.end]!r}, a lone "
+                                 "surrogate): send UTF-8 text") from None
+        elif isinstance(v, dict):
+            todo.extend(v)
+            todo.extend(v.values())
+        elif isinstance(v, list):
+            todo.extend(v)
+    return data
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def unicode_text(cls, data):
+        return utf8_only(data)
 
 
 class RunBody(_Strict):
@@ -78,14 +106,39 @@ def b64(field_name: str, value: str) -> bytes:
         raise SandboxInputError(f"{field_name} is not base64: send the bytes base64-encoded") from None
 
 
+_WHOLE = tuple(name for name in FIELDS if Limits.__annotations__[name] in ("int", int))
+"""The limits that count things (bytes, MB, processes, files)."""
+
+
 def limits_of(defaults: Limits, given: dict) -> Limits:
     unknown = sorted(set(given) - set(FIELDS))
     if unknown:
         raise SandboxInputError(f"unknown limits {unknown}: the sandbox's limits are {', '.join(FIELDS)}")
+    given = dict(given)
+    for name, v in given.items():
+        # JSON numbers arrive as floats: a NaN passes Limits' `v <= 0` check, and a
+        # fractional count (output_bytes=1.5) breaks the run's byte arithmetic
+        if isinstance(v, float) and not math.isfinite(v):
+            raise SandboxInputError(f"limits.{name} must be a finite number, got {v}")
+        if name in _WHOLE and isinstance(v, float):
+            if not v.is_integer():
+                raise SandboxInputError(f"limits.{name} must be a whole number, got {v}")
+            given[name] = int(v)
+    for name, v in given.items():
+        low, high = BOUNDS.get(name, (None, None))
+        if v is not None and high is not None and isinstance(v, (int, float)) and not low <= v <= high:
+            raise SandboxInputError(f"limits.{name} must be in [{low:g}, {high:g}] on this service, got {v:g}")
     try:
         return defaults.with_(**given)
     except (TypeError, ValueError) as e:
         raise SandboxInputError(str(e)) from None
+
+
+BOUNDS = {"wall_s": (0.001, 3600), "cpu_s": (0.001, 3600), "compile_wall_s": (0.001, 3600),
+          "compile_cpu_s": (0.001, 3600), "memory_mb": (16, 65536), "processes": (1, 4096),
+          "output_bytes": (1, 256 * 2**20), "disk_mb": (1, 65536), "open_files": (16, 65536)}
+"""What a request may ask for: a caller with a token may not hold a slot for days, or ask
+the kernel for limits it cannot set (which would read as a sandbox failure, not bad input)."""
 
 
 @dataclass
@@ -232,11 +285,22 @@ def router(service) -> APIRouter:
         who = service.caller(request)
         try:
             task = CodeTask.from_json(body.task)
-        except (KeyError, TypeError, ValueError) as e:
+            module = task.module(body.solution)  # a prompt that is not text fails here
+        except (TaskError, KeyError, TypeError, ValueError) as e:
             raise SandboxInputError(f"task is not a code task ({e}): give {{id, entry_point, prompt, test | cases}} "
                                     "or a HumanEval record") from None
-        score = await service.execute(who, "verify", lambda: verify_code(task, task.module(body.solution),
-                                                                         service.sandbox), scored=True)
+
+        def go():
+            try:
+                return verify_code(task, module, service.sandbox)
+            except SandboxInputError:
+                raise
+            except (KeyError, TypeError, ValueError, RecursionError) as e:
+                # all verify_code reads before the run is the caller's task: cases that are
+                # not {args: [...], expected: value}, or values nested past the recursion limit
+                raise SandboxInputError(f"the task could not be checked ({type(e).__name__}: {e}): cases are "
+                                        "[{args: [...], expected: value}, ...]") from None
+        score = await service.execute(who, "verify", go, scored=True)
         return {"passed": score.passed, "reward": score.value, "status": score.status, "details": score.details}
 
     @api.get("/audit")

@@ -15,6 +15,8 @@
                       by default (train.stop_on)
     guard             a skill RL does not train (guard.envs) dropped against the start with
                       paired p < guard.alpha (trainer/guard.py)
+    infra             more than alerts.infra_share of a step's attempts failed for the sandbox, not
+                      the model, after rollout.infra_retries re-runs (infra/share); they train on nothing
 
 Each check is a pure function of the metric lines so far (the newest last). An alert is a
 warning line, a row in the store's `alerts` table and a banner in the report; the kinds in
@@ -147,10 +149,20 @@ def _guard(history: list[dict], a: AlertConfig) -> str | None:
     return guard_message(history[-1])
 
 
+def _infra(history: list[dict], a: AlertConfig) -> str | None:
+    m = history[-1]
+    share = m.get("infra/share", 0.0)
+    if share <= a.infra_share:
+        return None
+    return (f"{share:.0%} of the step's attempts ({m.get('infra/failed', 0):.0f}) failed in the sandbox on every try, "
+            f"above alerts.infra_share {a.infra_share:g}: they were left out of training; check the sandbox "
+            f"(its fork server or sandbox.urls replicas)")
+
+
 CHECKS: dict[str, Callable[[list[dict], AlertConfig], str | None]] = {
     "nan": _nan, "kl": _kl, "reward_collapse": _reward_collapse, "entropy_collapse": _entropy_collapse,
     "length_drift": _length_drift, "canary": _canary, "heldback": _heldback, "repeated_replies": _repeated,
-    "reward_jump": _jump, "rm_audit": _rm_audit, "sync": _sync, "guard": _guard,
+    "reward_jump": _jump, "rm_audit": _rm_audit, "sync": _sync, "guard": _guard, "infra": _infra,
 }
 
 

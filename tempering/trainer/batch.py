@@ -14,8 +14,8 @@ from typing import Callable
 
 import torch
 
-from tempering.algorithms import ADVANTAGES, KL_ESTIMATORS
-from tempering.algorithms.advantages import outcome_rewards, whitened_gae
+from tempering.algorithms import KL_ESTIMATORS
+from tempering.algorithms.advantages import group_advantages, outcome_rewards, whitened_gae
 from tempering.algorithms.losses import Norm, overlong_penalty
 from tempering.config import RECIPES, Config
 from tempering.trainer.group import Group
@@ -128,11 +128,13 @@ def batch_advantages(cfg: Config, prep: PreparedBatch, critic=None) -> BatchAdva
     a, r = cfg.algorithm, cfg.rollout
     n = len(prep.groups)
     masks = prep.masks[:n]
-    rewards = torch.tensor([g.rewards for g in prep.groups], dtype=torch.float32)  # (N, G)
+    # (G_i,) per group: groups differ in size where infrastructure failures left attempts out
+    rewards = [torch.tensor(g.rewards, dtype=torch.float32) for g in prep.groups]
     if a.overlong_buffer > 0:
-        lengths = torch.tensor([g.lengths for g in prep.groups])
-        rewards = rewards + a.overlong_penalty * overlong_penalty(lengths, r.max_new_tokens * r.max_turns, a.overlong_buffer)
-    rewards = rewards.to(masks[0].device)
+        limit = r.max_new_tokens * r.max_turns
+        rewards = [x + a.overlong_penalty * overlong_penalty(torch.tensor(g.lengths), limit, a.overlong_buffer)
+                   for x, g in zip(rewards, prep.groups)]
+    rewards = [x.to(masks[0].device) for x in rewards]
     kl_tok, kl_reward = None, None
     if prep.ref is not None and a.kl_in == "reward":  # per-token KL penalties join the reward
         kl_tok = [KL_ESTIMATORS[a.kl_estimator](o, f) * m for o, f, m in zip(prep.old[:n], prep.ref[:n], masks)]
@@ -142,14 +144,13 @@ def batch_advantages(cfg: Config, prep: PreparedBatch, critic=None) -> BatchAdva
         out = _critic_advantages(cfg, prep.groups, masks, rewards, kl_tok, prep.beta, critic)
     else:
         if kl_tok is not None:
-            rewards = rewards - prep.beta * torch.stack([k.sum(dim=1) for k in kl_tok])
-        adv = ADVANTAGES[estimator](rewards)  # (N, G)
-        out = BatchAdvantages([adv[i] for i in range(n)])
+            rewards = [x - prep.beta * k.sum(dim=1) for x, k in zip(rewards, kl_tok)]
+        out = BatchAdvantages(group_advantages(estimator, rewards))  # (G_i,) each
     per_unit = out.per_unit + [out.per_unit[i][j:j + 1] for i, j in prep.owners]
     return BatchAdvantages(per_unit, out.returns, out.values, kl_reward, out.value_mean)
 
 
-def _critic_advantages(cfg: Config, groups: list[Group], masks: list[torch.Tensor], rewards: torch.Tensor,
+def _critic_advantages(cfg: Config, groups: list[Group], masks: list[torch.Tensor], rewards: list[torch.Tensor],
                        kl_tok: list[torch.Tensor] | None, beta: float, critic) -> BatchAdvantages:
     """PPO: token rewards (the outcome on each attempt's last generated token, minus any KL
     penalty), GAE over the critic's values, whitened over the batch."""

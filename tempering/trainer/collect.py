@@ -6,6 +6,9 @@
               optionally mixed with a reward model's score
     filter    dynamic sampling (DAPO): drop groups whose rewards are all equal, and sample
               more rounds until `min_informative_groups` are buffered
+    infra     an attempt whose sandbox failed on every try (after rollout.infra_retries re-runs,
+              envs/infra.py) is left out of its group and counted: infra/failed, infra/retried,
+              infra/share; a group left with fewer than 2 real attempts is dropped
 
 Every attempt is written to the store as it finishes; attempts already there (from a run
 killed after sampling them) are read back instead of sampled again.
@@ -84,7 +87,8 @@ class Collector:
             t_score += time.perf_counter() - t
             for group in groups:
                 tokens += sum(sum(m) for m in group.masks)
-                self.sampler.update(group.task, group.family, group.passed, group.informative)
+                if group.trainable:  # a group the infrastructure emptied says nothing about its task
+                    self.sampler.update(group.task, group.family, group.passed, group.informative)
                 sampled.append(group)
                 if group.informative:
                     informative.append(group)
@@ -92,7 +96,8 @@ class Collector:
                 break
         timing = {"time_generate": t_gen, "time_score": t_score, "tokens_per_s": tokens / max(t_gen, 1e-9),
                   "rounds": rnd + 1, "episodes_reused": reused}
-        return Collected(informative if self.cfg.algorithm.drop_zero_variance else sampled, sampled, timing)
+        batch = informative if self.cfg.algorithm.drop_zero_variance else [g for g in sampled if g.trainable]
+        return Collected(batch, sampled, timing)
 
     def _keep(self, record: EpisodeRecord) -> EpisodeRecord:
         """Store a finished attempt, with the sandbox incidents its runs left (sandbox/audit.py)."""
@@ -164,12 +169,14 @@ class Collector:
         rewards = torch.tensor([r for g in sampled for r in g.rewards])
         lengths = [sum(m) for g in sampled for m in g.masks]
         passed = [p for g in sampled for p in g.passed]
+        n = max(1, len(passed))  # attempts really scored (a step the infrastructure failed entirely has none)
         out = {
-            "reward_mean": rewards.mean().item(), "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
-            "pass_rate": sum(passed) / len(passed), "response_len": sum(lengths) / len(lengths),
+            "reward_mean": rewards.mean().item() if len(rewards) else 0.0,
+            "reward_std": rewards.std().item() if len(rewards) > 1 else 0.0,
+            "pass_rate": sum(passed) / n, "response_len": sum(lengths) / n,
             "groups_sampled": len(sampled), "groups_informative": sum(g.informative for g in sampled),
             "groups_trained": len(got.batch),
-        }
+        } | infra_metrics(sampled)
         formats = [f for g in sampled for f in g.format_ok]
         if formats:
             out["format_rate"] = sum(formats) / len(formats)
@@ -180,16 +187,25 @@ class Collector:
                 reward = [r for g in groups for r in g.rewards]
                 out[f"reward/{domain}"] = sum(reward) / len(reward) if reward else 0.0
                 out[f"pass_rate/{domain}"] = sum(mine) / len(mine) if mine else 0.0
-                out[f"share/{domain}"] = len(mine) / len(passed)
+                out[f"share/{domain}"] = len(mine) / n
                 fmt = [f for g in groups for f in g.format_ok]
                 if fmt:
                     out[f"format_rate/{domain}"] = sum(fmt) / len(fmt)
         if self.multi_turn:  # how many attempts passed by each turn, and how long episodes ran
             turns = [t for g in sampled for t in g.turns]
-            out["turns_mean"] = sum(turns) / len(turns)
+            out["turns_mean"] = sum(turns) / n
             for k in range(1, self.cfg.rollout.max_turns + 1):
-                out[f"pass_by_turn_{k}"] = sum(p and t <= k for g in sampled for p, t in zip(g.passed, g.turns)) / len(turns)
+                out[f"pass_by_turn_{k}"] = sum(p and t <= k for g in sampled for p, t in zip(g.passed, g.turns)) / n
         return out
+
+
+def infra_metrics(groups: list[Group]) -> dict:
+    """Attempts whose sandbox failed on every try (left out of training), re-runs after a sandbox
+    failure, and the failed share of all attempts sampled (the infra alert's measure)."""
+    failed = sum(g.infra_failed for g in groups)
+    attempts = failed + sum(len(g.rewards) for g in groups)
+    return {"infra/failed": failed, "infra/retried": sum(g.infra_retries for g in groups),
+            "infra/share": failed / max(1, attempts)}
 
 
 def shuffle_rewards(groups: list[Group], rng: random.Random) -> None:

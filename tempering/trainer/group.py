@@ -1,10 +1,17 @@
 """A group of attempts at one prompt, as the RL step trains on it, and the conversions from
-what rollouts produce (completions, multi-turn trajectories) to stored episodes."""
+what rollouts produce (completions, multi-turn trajectories) to stored episodes.
+
+An attempt whose sandbox failed on every try (envs/infra.py) is not in its group: the group's
+statistics, advantages and loss see only the attempts that were really scored, exactly as if
+the failed ones had never been sampled. The group counts them (`infra_failed`), and one left
+with fewer than 2 real attempts is not trained on, like a group whose rewards are all equal.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tempering.envs.infra import INFRA_STOP, is_infra_failure
 from tempering.scheduler.store import EpisodeRecord
 from tempering.types import Completion, Score, Segment, Task, Trajectory
 
@@ -42,6 +49,10 @@ class Group:
     (rollout.context_budget); each trains with its attempt's advantage."""
     keys: list[tuple[int, int, int]] = field(default_factory=list)
     """Per attempt, its (step, round, slot) in the run's store; empty for groups not stored."""
+    infra_failed: int = 0
+    """Attempts left out of the group because their sandbox failed on every try."""
+    infra_retries: int = 0
+    """Verifications or env steps of the group's attempts (left out ones too) run again after a sandbox failure."""
 
     def stretches(self) -> list[tuple[int, "Group"]]:
         """(attempt, one-row group) for every later stretch: the same loss on another prompt."""
@@ -62,8 +73,14 @@ class Group:
         return [not str(s).startswith("no_") for s in self.statuses] if self.statuses else []
 
     @property
+    def trainable(self) -> bool:
+        """Whether an update may train on the group: it has attempts, and at least 2 where
+        infrastructure failures took some away (a group baseline needs two real attempts)."""
+        return len(self.rewards) >= (2 if self.infra_failed else 1)
+
+    @property
     def informative(self) -> bool:
-        return max(self.rewards) - min(self.rewards) > 1e-8
+        return self.trainable and max(self.rewards) - min(self.rewards) > 1e-8
 
     @classmethod
     def from_completions(cls, task, family, completions: list[Completion], scores: list[Score]) -> "Group":
@@ -74,22 +91,26 @@ class Group:
 
     @classmethod
     def from_records(cls, task, family, records: list[EpisodeRecord]) -> "Group":
-        return cls(task, family, records[0].prompt_ids, [r.sequence for r in records], [r.mask for r in records],
-                   [r.reward for r in records], [r.passed for r in records], [r.turns for r in records],
-                   [r.truncated for r in records], sum(r.env_s for r in records), [r.logprobs for r in records],
-                   statuses=[r.turn_records[-1].get("status") if r.turn_records else None for r in records],
-                   segments=[r.segments for r in records] if any(r.segments for r in records) else [],
-                   keys=[(r.step, r.round, r.slot) for r in records])
+        """The group of the attempts that were really scored; infra-failed ones are only counted."""
+        real = [r for r in records if not r.infra_failed]
+        return cls(task, family, records[0].prompt_ids, [r.sequence for r in real], [r.mask for r in real],
+                   [r.reward for r in real], [r.passed for r in real], [r.turns for r in real],
+                   [r.truncated for r in real], sum(r.env_s for r in records), [r.logprobs for r in real],
+                   statuses=[r.turn_records[-1].get("status") if r.turn_records else None for r in real],
+                   segments=[r.segments for r in real] if any(r.segments for r in real) else [],
+                   keys=[(r.step, r.round, r.slot) for r in real], infra_failed=len(records) - len(real),
+                   infra_retries=sum(r.infra_retries for r in records))
 
 
 def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,
                       env_s: float) -> EpisodeRecord:
     """A single-turn attempt as a stored episode."""
     truncated = c.finish_reason == "length"
+    stop = INFRA_STOP if is_infra_failure(score) else "tokens" if truncated else "terminated"
     step, round_, slot = key
     return EpisodeRecord(step=step, round=round_, slot=slot, task_id=task.id, domain=task.domain, family=family,
-                         reward=score.value, passed=score.passed, turns=1, truncated=truncated,
-                         stop_reason="tokens" if truncated else "terminated", env_s=env_s, prompt_ids=c.prompt_ids,
+                         reward=score.value, passed=score.passed, turns=1, truncated=truncated, stop_reason=stop,
+                         infra_retries=score.infra_retries, env_s=env_s, prompt_ids=c.prompt_ids,
                          sequence=c.token_ids, mask=(1,) * len(c.token_ids), logprobs=c.logprobs, turn_records=({
                              "reward": score.value, "status": score.status, "env_s": env_s,
                              "reply": c.text, "info": score.details},))
@@ -106,7 +127,9 @@ def trajectory_record(key: tuple[int, int, int], task: Task, family, t: Trajecto
     step, round_, slot = key
     return EpisodeRecord(step=step, round=round_, slot=slot, task_id=task.id, domain=task.domain, family=family,
                          reward=t.reward, passed=passed, turns=len(t.turns),
-                         truncated=t.stop_reason in ("tokens", "context"), stop_reason=t.stop_reason,
-                         env_s=sum(u.env_s for u in t.turns), prompt_ids=t.token_ids[:n], sequence=t.token_ids[n:],
+                         truncated=t.stop_reason in ("tokens", "context"),
+                         stop_reason=INFRA_STOP if t.infra_failed else t.stop_reason,
+                         env_s=sum(u.env_s for u in t.turns), infra_retries=t.infra_retries,
+                         prompt_ids=t.token_ids[:n], sequence=t.token_ids[n:],
                          mask=t.loss_mask[n:], wall_s=t.wall_s, logprobs=t.logprobs[n:], turn_records=turns,
                          segments=t.segments)

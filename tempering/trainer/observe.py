@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from tempering.config import Config, to_dict
+from tempering.envs.infra import INFRA_STOP
 from tempering.safety.monitors import StepMonitors
 from tempering.scheduler.store import Store
 from tempering.trainer.alerts import AlertWatch
@@ -65,7 +66,8 @@ class Observers:
     def monitors(self, step: int) -> dict:
         """The reward-hacking monitors' metrics for the step (safety/monitors.py), from its stored attempts."""
         self.rollouts = self.store.rollouts(step)
-        return self.step_monitors.metrics(self.rollouts)
+        # an attempt the sandbox failed was never really scored: the monitors judge the others
+        return self.step_monitors.metrics([r for r in self.rollouts if r.stop_reason != INFRA_STOP])
 
     def after_step(self, step: int, metrics: dict) -> str | None:
         """Log the step, raise its alerts; the kind of the first alert that should stop the run, or None."""

@@ -2,7 +2,8 @@
 
     generate  sample G attempts at each of P prompts, or play G multi-turn episodes per task
     score     the env's verifier on each attempt, optionally mixed with a reward model's
-              score; DAPO's dynamic sampling drops groups whose rewards are all equal
+              score; DAPO's dynamic sampling drops groups whose rewards are all equal; an
+              attempt whose sandbox failed on every try is left out of its group (envs/infra.py)
               (generate and score: trainer/collect.py; one step off-policy, in the
               background while the last step trains: trainer/offpolicy.py)
     advantage by the recipe's estimator (config.RECIPES): grpo, dr_grpo, rloo, reinforce_pp

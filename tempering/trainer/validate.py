@@ -80,7 +80,8 @@ def _choices_and_ranges(cfg: Config) -> None:
                        "algorithm.overlong_buffer": a.overlong_buffer, "lora.rank": cfg.lora.rank,
                        "optim.lr": o.lr, "optim.warmup_steps": o.warmup_steps, "rollout.episode_wall_s": r.episode_wall_s,
                        "rollout.max_repeats": r.max_repeats, "rollout.max_env_timeouts": r.max_env_timeouts,
-                       "rollout.patience": r.patience, "rollout.context_budget": r.context_budget}.items():
+                       "rollout.patience": r.patience, "rollout.context_budget": r.context_budget,
+                       "rollout.infra_retries": r.infra_retries}.items():
         if value < 0:
             raise ConfigError(f"{key} must not be negative, got {value}")
     for key in ("rollout_cpus", "sandbox_cpus", "rollout_gpus"):

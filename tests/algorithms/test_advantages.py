@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from tempering.algorithms import ADVANTAGES, grpo_advantages, group_has_signal
-from tempering.algorithms.advantages import (gae, outcome_rewards, reinforce_pp_advantages, rloo_advantages,
-                                             whitened_gae)
+from tempering.algorithms.advantages import (gae, group_advantages, outcome_rewards, reinforce_pp_advantages,
+                                             rloo_advantages, whitened_gae)
 
 
 def test_grpo_advantages_hand_computed():
@@ -114,3 +114,37 @@ def test_whitened_gae_hand_computed():
     assert torch.allclose(ret[0], torch.tensor([[1.0, 1.0]])) and torch.allclose(ret[1], torch.zeros(1, 3))
     flat = torch.cat([adv[0].flatten(), adv[1][0, :2]])
     assert abs(float(flat.mean())) < 1e-6 and abs(float(flat.std()) - 1.0) < 1e-6
+
+
+def _by_hand(name: str, groups: list[list[float]]) -> list[list[float]]:
+    """Each estimator written out on plain lists, for groups of any sizes."""
+    import statistics as st
+
+    if name == "reinforce_pp":  # centred per group, scaled by the std over every attempt there is
+        centred = [[r - st.mean(g) for r in g] for g in groups]
+        std = st.stdev([c for g in centred for c in g])
+        return [[c / (std + 1e-6) for c in g] for g in centred]
+    if name == "rloo":
+        return [[r - (sum(g) - r) / (len(g) - 1) for r in g] for g in groups]
+    scale = name == "grpo"
+    return [[(r - st.mean(g)) / ((st.stdev(g) + 1e-6) if scale else 1.0) for r in g] for g in groups]
+
+
+@pytest.mark.parametrize("name", sorted(ADVANTAGES))
+def test_a_group_missing_infra_failed_attempts_gets_the_advantages_of_the_group_without_them(name):
+    """Attempts the sandbox failed are left out (trainer/group.py): the others' advantages are
+    those of a batch in which the failed attempts never existed."""
+    full = [[1.0, 0.0, 0.5, 1.0], [0.0, 1.0, 1.0, 0.0], [0.25, 1.0, 0.0, 0.0]]
+    failed = [{2}, set(), {0, 3}]  # which attempts of each group the sandbox failed
+    kept = [[r for j, r in enumerate(g) if j not in f] for g, f in zip(full, failed)]
+    got = group_advantages(name, [torch.tensor(g) for g in kept])
+    assert [len(a) for a in got] == [3, 4, 2]
+    for a, want in zip(got, _by_hand(name, kept)):
+        assert torch.allclose(a, torch.tensor(want), atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("name", sorted(ADVANTAGES))
+def test_groups_of_one_size_are_estimated_exactly_as_before(name):
+    rewards = torch.tensor([[1.0, 0.0, 0.5, 1.0], [0.0, 1.0, 1.0, 0.0]])
+    got = group_advantages(name, list(rewards))
+    assert all(torch.equal(a, b) for a, b in zip(got, ADVANTAGES[name](rewards)))

@@ -171,3 +171,31 @@ def test_the_prefix_store_hands_out_the_longest_prefix_once_and_keeps_to_its_byt
     assert list(store.entries) == [(6,) * 5] and store.bytes == 4 * 16 * 5
     store.discard((6,) * 7)
     assert not store.entries and store.bytes == 0
+
+
+class LostSandboxEnv(FixItEnv):
+    """FixItEnv whose sandbox is lost on turn `lost_on` for `failures` tries."""
+
+    def __init__(self, lost_on: int, failures: int) -> None:
+        self.lost_on, self.failures = lost_on, failures
+
+    def step(self, action):
+        result = super().step(action)
+        if self.turn == self.lost_on and self.failures > 0:
+            self.failures -= 1
+            return StepResult((Message("user", "?"),), 0.0, False, False, {"status": "sandbox_error"})
+        return result
+
+
+@pytest.mark.parametrize("failures,stop", [(9, "infra"), (1, "terminated")])
+def test_a_step_whose_sandbox_fails_every_try_ends_the_episode_as_infra(tiny, failures, stop):
+    from tempering.envs.infra import InfraRetry
+
+    replies = ["def f():\n    return x", "def f():\n    return 1  # fixed"]
+    env = InfraRetry(LostSandboxEnv(lost_on=2, failures=failures), 2)
+    traj = run_episode(env, TASK, ScriptedClient(tiny.tokenizer, replies), SamplingParams(temperature=0.0, max_new_tokens=64),
+                       Budget(max_turns=5))
+    assert traj.stop_reason == stop and len(traj.turns) == 2  # the reply was re-checked, never re-sampled
+    assert traj.infra_failed == (stop == "infra") and [t.infra_failed for t in traj.turns] == [False, stop == "infra"]
+    assert [t.infra_retries for t in traj.turns] == [0, min(failures, 2)] and traj.infra_retries == min(failures, 2)
+    assert traj.reward == (1.0 if stop == "terminated" else 0.0)

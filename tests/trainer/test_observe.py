@@ -111,6 +111,19 @@ def test_reward_model_audit_alert(audit, fires):
         assert [a.kind for a in raised] == ["rm_audit"] and fires in raised[0].message
 
 
+@pytest.mark.parametrize("shares,raised", [
+    ([0.0, 0.1, 0.05], []),                # at most alerts.infra_share: quiet (0.1 exactly is the boundary)
+    ([0.0, 0.25, 0.3, 0.0, 0.5], [2, 5]),  # past it: once per stretch of trouble, again after it cleared
+])
+def test_infra_alert_fires_when_the_sandbox_fails_more_than_its_share_of_attempts(shares, raised):
+    watch, got = AlertWatch(AlertConfig()), []
+    history = [{"step": i, "infra/share": s, "infra/failed": round(s * 16)} for i, s in enumerate(shares, 1)]
+    for i in range(1, len(history) + 1):
+        got += watch.check(history[:i])
+    assert [(a.kind, a.step) for a in got] == [("infra", s) for s in raised]
+    assert all("alerts.infra_share 0.1" in a.message for a in got)
+
+
 def test_alert_thresholds_do_not_fire_on_the_boundary():
     history = [{"step": i, "kl": 1.0, "pass_rate": 0.0, "entropy": 1.0, "response_len": 10.0} for i in range(1, 6)]
     history[-1].update(entropy=0.2, response_len=20.0)  # exactly entropy_floor and length_ratio

@@ -117,7 +117,7 @@ class Measured:
     """What the tool says about one script: `error` (the script's own failure, for the
     model to read) or the facts of the part and the target, and their overlap."""
 
-    status: str  # ok | script_error | timeout | memory | not_closed | tool_error | bad_task
+    status: str  # ok | script_error | timeout | memory | not_closed | tool_error | bad_task | sandbox_error
     error: str = ""
     part: dict | None = None
     target: dict | None = None
@@ -143,13 +143,14 @@ def measure(script: str, target_script: str, sandbox) -> Measured:
     built = sandbox.run(BUILD, files={"tcad.py": TCAD_SOURCE, "part.py": script}, limits=LIMITS,
                         fetch=["part.mesh"])
     if built.status != "ok":
-        status = {"timeout": "timeout", "memory": "memory"}.get(built.status, "script_error")
+        # sandbox_error is the sandbox's failure, not the script's (envs/infra.py)
+        status = built.status if built.status in ("timeout", "memory", "sandbox_error") else "script_error"
         text = built.stderr.strip() or built.detail or built.status
         if built.status == "timeout":
             text = f"the script ran past the tool's time limit ({built.detail})"
         elif built.status == "memory":
             text = f"the script ran out of memory ({built.detail})"
-        elif built.exit_code not in (1, 3) and built.exit_code < 0:
+        elif built.exit_code is not None and built.exit_code < 0:  # (no exit code: the sandbox failed)
             text = f"the CAD tool crashed (exit {built.exit_code}): {text}"
         return Measured(status, error=_tail(text))
     mesh = built.files.get("part.mesh")
@@ -158,7 +159,8 @@ def measure(script: str, target_script: str, sandbox) -> Measured:
     got = sandbox.run(MEASURE, files={"tcad.py": TCAD_SOURCE, "part.mesh": mesh, "target.py": target_script},
                       limits=LIMITS)
     if got.status != "ok":
-        return Measured("tool_error", error=_tail(got.stderr.strip() or got.detail or got.status))
+        return Measured("sandbox_error" if got.status == "sandbox_error" else "tool_error",
+                        error=_tail(got.stderr.strip() or got.detail or got.status))
     facts = json.loads(got.stdout)
     if "target_error" in facts:
         return Measured("bad_task", error=f"the task's reference script does not build: {facts['target_error']}")

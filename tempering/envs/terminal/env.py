@@ -181,6 +181,8 @@ class TerminalEnv:
             info["command_status"] = info["status"]
             info["status"] = "passed" if outcome.passed else "tests_failed" if self._commands else "no_command"
         info.update(passed=outcome.passed, reason=outcome.reason, tests=outcome.tests, ended=why)
+        if outcome.sandbox_status == "sandbox_error":  # the tests never ran: no verdict on the agent (envs/infra.py)
+            info["sandbox_status"] = outcome.sandbox_status
         if outcome.counts:
             info["counts"] = outcome.counts
         return StepResult((), 1.0 if outcome.passed else 0.0, terminated, not terminated, info)

@@ -143,7 +143,8 @@ class TaskSession:
             report = None
         if not isinstance(report, dict):
             detail = (r.detail or r.stderr or r.stdout).strip()[-300:]
-            outcome = TestOutcome(False, f"the test run ended with status {r.status}: {detail}", exit_code=r.exit_code)
+            outcome = TestOutcome(False, f"the test run ended with status {r.status}: {detail}", exit_code=r.exit_code,
+                                  sandbox_status=r.status)
             return counted(outcome, task.repo) if task.repo else outcome
         outcome = judge(report, task.expected_tests)
         return counted(outcome, task.repo) if task.repo else outcome

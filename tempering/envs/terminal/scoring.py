@@ -157,6 +157,8 @@ class TestOutcome:
     log: str = ""
     counts: dict[str, list[int]] = field(default_factory=dict)
     """Repository tasks: [passed, total] for "fail_to_pass" and "pass_to_pass"."""
+    sandbox_status: str = "ok"
+    """The sandbox's status of the test run; sandbox_error: the sandbox failed, not the tests (envs/infra.py)."""
 
 
 def _case_id(case: ET.Element) -> str:
