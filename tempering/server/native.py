@@ -220,6 +220,7 @@ def router(service) -> APIRouter:
     async def open_session(body: SessionBody, request: Request) -> dict:
         who = service.caller(request)
         lim = limits_of(service.limits, body.limits)
+        await service.blocking(service.sessions.expire)  # idle ones go before their owner's count is checked
         s = await service.blocking(lambda: service.sandbox.session(body.language, lim))
         return {"id": service.sessions.add(s, who), "replica": service.name}
 
