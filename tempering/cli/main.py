@@ -282,8 +282,9 @@ def _add_eval(sub) -> None:
     e.add_argument("--agent", choices=["oracle", "noop", "model"], help="terminal: who works the tasks")
     e.add_argument("--task", action="append", help="terminal: only this task id (repeatable)")
     e.add_argument("--workers", type=int, default=1, help="terminal: tasks run at once (default 1)")
-    e.add_argument("--max-turns", type=int, help="replies per episode: multi-turn envs (finance, sql, cad, code/repair) "
-                                              "play greedy episodes with feedback; terminal --agent model (default 20)")
+    e.add_argument("--max-turns", type=int, help="replies per episode: multi-turn envs (finance, sql, cad, code/repair, "
+                                              "code/docstring, code/handwritten, code/humaneval) play greedy episodes "
+                                              "with feedback; terminal --agent model (default 20)")
     e.add_argument("--option", dest="options", action="append", default=[], metavar="KEY=VALUE",
                    help="an env constructor option, as a pipeline's `options` gives it, e.g. difficulty=3 "
                         "(repeatable)")

@@ -20,11 +20,12 @@ class CheckReport:
         return not self.problems
 
 
-def check_env(env_id: str, n: int = 5) -> CheckReport:
+def check_env(env_id: str, n: int = 5, options: dict | None = None) -> CheckReport:
     """Reference answers score full marks, empty answers zero (and a broken variant less
     than full marks, where the env can make one); tasks are reproducible and, for
-    procedural envs, in their split. `n` tasks per split (0: all of a fixed dataset)."""
-    env = make(env_id)
+    procedural envs, in their split. `n` tasks per split (0: all of a fixed dataset);
+    `options` for the env's constructor (e.g. max_turns=3)."""
+    env = make(env_id, **(options or {}))
     report = CheckReport(env_id)
     fixed = isinstance(env, FixedSize)  # a fixed dataset: its splits are its own, not the hash's
     tasks = []

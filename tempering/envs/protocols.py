@@ -18,6 +18,9 @@ Optional attributes, read through one function each (the default holds when abse
     splits             splits_of(env)            ("train", "test")
     families           families_of(env)          (): task families a curriculum can weight
     concurrent_verify  verifies_concurrently(env)  False: verify is safe from several threads
+    turns_optional     episodic(env, max_turns)  False: a MultiTurn env that is single-turn at
+                                                 max_turns=1 (the HumanEval-shaped code envs),
+                                                 so one reply of it is measured as one answer
 
 Every registered env satisfies Env and TaskSet; envs built on SingleTurnEnv or
 FeedbackEnv get them for free.
@@ -98,3 +101,10 @@ def families_of(env) -> tuple[str, ...]:
 def verifies_concurrently(env) -> bool:
     """Whether env.verify may run on several threads at once (`concurrent_verify`)."""
     return bool(getattr(env, "concurrent_verify", False))
+
+
+def episodic(env, max_turns: int) -> bool:
+    """Whether `max_turns` replies to `env` are measured as episodes (the env's feedback
+    between them) rather than as single answers: a MultiTurn env, unless its turns are
+    optional (`turns_optional`) and one reply is asked for."""
+    return isinstance(env, MultiTurn) and (max_turns > 1 or not getattr(env, "turns_optional", False))

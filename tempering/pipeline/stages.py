@@ -15,7 +15,7 @@ import shutil
 from pathlib import Path
 
 from tempering import envs
-from tempering.envs.protocols import MultiTurn, splits_of
+from tempering.envs.protocols import episodic, splits_of
 from tempering.pipeline.config import EnvEval, PipelineConfig
 
 DEMOS_FILE = "data/demos.jsonl"
@@ -59,7 +59,7 @@ def run_eval(cfg: PipelineConfig, root: Path, stage: str, model_path: str) -> di
         n = spec.n
         if split == "test" and hasattr(env, "size"):
             n = min(n, env.size(split))
-        if isinstance(env, MultiTurn):
+        if episodic(env, spec.max_turns):
             result = evaluate_episodes(client, env_id, split, n, spec.max_turns, tokens, options)
         else:
             result = evaluate(client, env, split, n, tokens, cfg.eval.batch_size, progress=False)

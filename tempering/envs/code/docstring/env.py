@@ -9,6 +9,11 @@ numeric.py, records.py); render.py turns one into a task.
 Splits: `train` and `test` draw the trained families (FAMILY_NAMES) and the prompt's hash
 decides which; `unseen` draws only UNSEEN_FAMILIES, one or two of each kind, which no train
 or test task uses. The reward is the fraction of ten hidden cases passed.
+
+One answer by default. With `max_turns` above 1 each reply first runs against the docstring's
+2-3 examples (`metadata["visible"]`, the cases the docstring was written from), and a failing
+one comes back naming the failing call, expected and got, or the error (repair.py); the
+hidden cases score the last reply.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from ...base import SingleTurnEnv
 from ..envs import _broken, _check, _reference
 from ..humaneval import INSTRUCTION
 from ..mutants import mutants
+from ..repair import ExampleFeedback
 from ..verify import CodeTask
 from . import numeric, records, seqs, text
 from .render import compile_reference, draw_cases, build
@@ -63,14 +69,20 @@ def strong_cases(code: CodeTask) -> list[dict]:
     return draw_cases(family, code.metadata["params"], ref, random.Random(f"strong|{code.prompt}"), N_STRONG, seen)
 
 
-class DocstringEnv(SingleTurnEnv):
-    """`code/docstring-v1`: the reward is the fraction of hidden tests passed."""
+class DocstringEnv(ExampleFeedback, SingleTurnEnv):
+    """`code/docstring-v1`: the reward is the fraction of hidden tests passed. One answer at
+    max_turns=1 (the default); above, a reply failing the docstring's examples gets the first
+    failing one back and another attempt, `turn_cost` off per extra attempt."""
 
     concurrent_verify = True
 
-    def __init__(self) -> None:
+    def __init__(self, max_turns: int = 1, turn_cost: float = 0.0) -> None:
         super().__init__(ENV_ID, generate, _check, _reference, families=FAMILY_NAMES, unseen=generate_unseen,
                          unseen_families=UNSEEN_FAMILIES)
+        self._attempts(max_turns, turn_cost=turn_cost)
+
+    def visible_cases(self, task: Task) -> list[dict]:
+        return task.reference.metadata["visible"]
 
     def broken_response(self, task: Task) -> str:
         return _broken(task)
