@@ -11,6 +11,11 @@ Splits: `train` and `test` are parts of the trained families (the prompt's hash 
 which); `unseen` holds out whole families (parts.HELD_OUT: a U-channel, a flanged bushing,
 a hex standoff, a block with a pocket and a counterbored hole) that training never draws,
 so it measures whether the skill carries over to parts of a kind never seen.
+
+Wording (the option `wording`, `WORDINGS`): `classic` words every drawing of a family with its
+one sentence, as it always has; `varied` draws each part's wording from wording.TRAINED_STYLES
+in every split; `held_out` trains on those and words test and unseen in wording.HELD_OUT_STYLES
+only, so its test split asks for trained families in words training never used.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from pathlib import Path
 from tempering.envs.cad.parts import COMPOSED, FAMILIES, FRAME, HELD_OUT, draw
 from tempering.envs.cad.parts import family as family_of
 from tempering.envs.cad.tool import API, Measured, measure
+from tempering.envs.cad.wording import HELD_OUT_STYLES, TRAINED_STYLES
 from tempering.envs.feedback import FeedbackEnv
 from tempering.errors import TaskError
 from tempering.types import Message, Score, Task
@@ -36,6 +42,11 @@ PARTIAL = 0.8
 INSTRUCTION = (f"Write a Python script with the tcad API that builds this part.\n{FRAME}\n"
                f"tcad (already imported with `from tcad import *`):\n{API}\n"
                "Assign the finished part to `result`. Reply with the script in one ```python block.")
+WORDINGS = {  # option value -> the styles (train, test, unseen) draw from
+    "classic": (("classic",),) * 3,
+    "varied": (TRAINED_STYLES,) * 3,
+    "held_out": (TRAINED_STYLES, HELD_OUT_STYLES, HELD_OUT_STYLES),
+}
 _BLOCK = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S)
 
 
@@ -61,15 +72,19 @@ def families_at(max_level: int, held_out: bool = False) -> tuple[str, ...]:
     return tuple(f for f, (level, _) in FAMILIES.items() if level <= max_level and (f in HELD_OUT) == held_out)
 
 
-def generate(rng, family: str | None, families: tuple[str, ...] = families_at(5)) -> Task:
-    """One part of `family`, or of one drawn from `families`."""
+def generate(rng, family: str | None, families: tuple[str, ...] = families_at(5),
+             styles: tuple[str, ...] = ("classic",)) -> Task:
+    """One part of `family`, or of one drawn from `families`, worded in one of `styles` (the
+    rng draws the style after the part, and only when there is a choice: one style leaves
+    the stream, and so every classic prompt, as it was)."""
     if family is None:
         family = rng.choice(families)
     seed = f"{family}|{rng.getrandbits(64)}"
-    spec, script, broken = draw(family, seed)
+    style = styles[0] if len(styles) == 1 else rng.choice(styles)
+    spec, script, broken = draw(family, seed, style)
     return Task(id="", domain="cad", prompt=(Message("user", f"Drawing: {spec}\n\n{INSTRUCTION}"),),
                 reference={"script": script, "broken": broken, "spec": spec},
-                metadata={"family": family, "difficulty": family_of(family)[0]})
+                metadata={"family": family, "difficulty": family_of(family)[0], "wording": style})
 
 
 def _fmt(v: float) -> str:
@@ -147,37 +162,50 @@ class PartsEnv(FeedbackEnv):
     tasks_file (a JSONL of parts of your own instead of the generated families: `load_parts`),
     composed (the share, 0 to 1, of train and test parts drawn as parts composed of 2-3
     features of the trained moves, at difficulty >= 3: `parts.COMPOSED`; 0 by default, so
-    earlier measurements still hold).
+    earlier measurements still hold), wording (classic, varied or held_out: `WORDINGS`;
+    classic by default, today's prompts bit for bit).
     The unseen split draws the HELD_OUT families up to the difficulty (there are none at
     difficulty 1, so that env has only train and test)."""
 
     concurrent_verify = True
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0,
-                 tasks_file: str | None = None, composed: float = 0.0) -> None:
+                 tasks_file: str | None = None, composed: float = 0.0, wording: str = "classic") -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= 5:
             raise TaskError(f"{ENV_ID}: difficulty must be 1 to 5, got {difficulty!r}")
         if isinstance(composed, bool) or not isinstance(composed, (int, float)) or not 0 <= composed <= 1:
             raise TaskError(f"{ENV_ID}: composed is the share of composed parts, a number from 0 to 1; "
                             f"got {composed!r}")
+        if wording not in WORDINGS:
+            raise TaskError(f"{ENV_ID}: wording must be one of {', '.join(WORDINGS)}, got {wording!r}")
+        if tasks_file and wording != "classic":
+            raise TaskError(f"{ENV_ID}: wording={wording} words the generated parts; a tasks_file's drawings "
+                            "are its own: drop one of the two options")
         shapes, unseen = families_at(difficulty), families_at(difficulty, held_out=True)
         share = composed if difficulty >= 3 else 0.0
+        train_styles, test_styles, unseen_styles = WORDINGS[wording]
+        self.wording = wording
 
-        def draw_part(rng, fam):  # the rng is only touched for the share when there is one
+        def draw_part(rng, fam, styles=train_styles):  # the rng is only touched for the share when there is one
             if fam is None and share > 0 and rng.random() < share:
                 fam = COMPOSED
-            return generate(rng, fam, shapes)
+            return generate(rng, fam, shapes, styles)
 
         families = shapes + ((COMPOSED,) if share > 0 else ())
         super().__init__(ENV_ID, draw_part, self._verify,
                          self._reference, families, max_turns, turn_cost,
-                         unseen=(lambda rng, fam: generate(rng, fam, unseen)) if unseen else None,
+                         unseen=(lambda rng, fam: generate(rng, fam, unseen, unseen_styles)) if unseen else None,
                          unseen_families=unseen)
+        self._draw_test = lambda rng, fam: draw_part(rng, fam, test_styles)
         self._file = load_parts(tasks_file) if tasks_file else None
         if self._file is not None:
             self.families = self.unseen_families = ()
             self.splits = tuple(s for s, tasks in self._file.items() if tasks)
             self.size = lambda split: len(self._file.get(split, ()))
+
+    def _generator(self, split: str):
+        """test draws its own styles (with wording: held_out, ones training never draws)."""
+        return self._draw_test if split == "test" else self._generate
 
     def task(self, split: str, index: int, family: str | None = None) -> Task:
         if self._file is None:
