@@ -24,9 +24,14 @@ from pathlib import Path
 
 from tempering import envs
 from tempering.config.schema import GuardConfig
+from tempering.envs.infra import InfraRetry, is_infra_failure
 from tempering.errors import ConfigError
 from tempering.eval.stats import mcnemar_exact
 from tempering.types import SamplingParams
+
+INFRA_RETRIES = 2
+"""Re-runs of a guard answer whose sandbox failed (as rollout.infra_retries); a task still
+failing is left out of that evaluation's paired comparison, never counted as a drop."""
 
 BASELINE_FILE = "guard-baseline.json"
 
@@ -60,13 +65,17 @@ class Guard:
         results = {}
         for env_id, (env, tasks) in self.envs.items():
             comps = client.generate([t.prompt for t in tasks], params)
-            results[env_id] = [bool(env.verify(t, c.text).passed) for t, c in zip(tasks, comps)]
+            checked = InfraRetry(env, INFRA_RETRIES)
+            scores = [checked.verify(t, c.text) for t, c in zip(tasks, comps)]
+            # None: the sandbox failed on every try; the pair is left out of the comparison
+            results[env_id] = [None if is_infra_failure(s) else bool(s.passed) for s in scores]
         if not self.baseline:
             self.baseline = results
             self.path.write_text(json.dumps(results))
         metrics, drops = {}, []
         for env_id, now in results.items():
-            before = self.baseline[env_id]
+            pairs = [(x, y) for x, y in zip(self.baseline[env_id], now) if x is not None and y is not None]
+            before, now = [x for x, _ in pairs] or [False], [y for _, y in pairs] or [False]
             b = sum(x and not y for x, y in zip(before, now))  # right before, wrong now
             c = sum(y and not x for x, y in zip(before, now))
             acc, base = sum(now) / len(now), sum(before) / len(before)
@@ -74,7 +83,8 @@ class Guard:
             metrics |= {f"guard/{env_id}/accuracy": acc, f"guard/{env_id}/drop": base - acc, f"guard/{env_id}/p": p}
             if acc < base and p < self.cfg.alpha:
                 drops.append(f"{env_id} {base:.0%} -> {acc:.0%} (p={p:.2g}, n={len(now)})")
-        mean = sum(sum(r) / len(r) for r in results.values()) / len(results)
+        mean = sum(sum(bool(x) for x in r) / max(1, sum(x is not None for x in r))
+                   for r in results.values()) / len(results)
         if self.best is None or mean > self.best[0]:
             self.best = (mean, step)
         metrics |= {"guard/best_step": self.best[1], "guard/alpha": self.cfg.alpha, "guard/dropped": len(drops)}

@@ -54,3 +54,23 @@ def test_a_guarded_run_logs_the_guard_every_n_updates(tmp_path):
     assert "guard/math/arith-v1/accuracy" not in metrics[0] and "guard/math/arith-v1/accuracy" in metrics[1]
     assert (tmp_path / "guard-baseline.json").is_file()
     assert envs.make("math/arith-v1")  # the env the guard read is still registered as it was
+
+
+def test_answers_the_sandbox_failed_are_left_out_not_counted_as_drops(tmp_path, tiny):
+    guard = Guard(GuardConfig(envs={"math/arith-v1": 10}, every=2), tmp_path)
+    env, tasks = guard.envs["math/arith-v1"]
+    guard.check(ScriptedClient(tiny.tokenizer, _answers(tasks, True)), 0)
+    lost = {t.id for t in tasks[:6]}
+    real = env.verify
+
+    def verify(task, response):  # the sandbox fails six answers on every try
+        if task.id in lost:
+            from tempering.types import Score
+            return Score(0.0, False, {"status": "sandbox_error"})
+        return real(task, response)
+
+    env.verify = verify
+    m = guard.check(ScriptedClient(tiny.tokenizer, _answers(tasks, True)), 2)
+    assert m["guard/math/arith-v1/accuracy"] == 1.0 and m["guard/math/arith-v1/drop"] == 0.0
+    assert guard_message(m) is None and json.loads((tmp_path / "guard-baseline.json").read_text())["math/arith-v1"] \
+        == [True] * 10
