@@ -339,18 +339,18 @@ FAMILY_NAMES = tuple(f.name for f in FAMILIES if f.name not in UNSEEN_FAMILIES)
 _BY_NAME = {f.name: f for f in FAMILIES}
 
 
-def _generate(rng: random.Random, family: str | None, pool: tuple[str, ...]) -> Task:
-    fam = _BY_NAME[family or rng.choice(pool)]
-    code = build(fam, rng)
-    return Task(id=code.id, domain="code", prompt=(Message("user", INSTRUCTION.format(prompt=code.prompt)),),
-                reference=code, metadata={"family": fam.name, "kind": fam.kind, "entry_point": code.entry_point})
+def family_generators(by_name: dict, trained: tuple[str, ...], unseen: tuple[str, ...], make, instruction: str):
+    """(generate, generate_unseen) for a code env made of families: each draws `family`, or one
+    of its pool the rng picks, builds it with `make(family, rng)` and asks for it in `instruction`."""
+
+    def draw(rng: random.Random, family: str | None, pool: tuple[str, ...]) -> Task:
+        fam = by_name[family or rng.choice(pool)]
+        code = make(fam, rng)
+        return Task(id=code.id, domain="code", prompt=(Message("user", instruction.format(prompt=code.prompt)),),
+                    reference=code, metadata={"family": fam.name, "kind": fam.kind, "entry_point": code.entry_point})
+
+    return (lambda rng, family: draw(rng, family, trained)), (lambda rng, family: draw(rng, family, unseen))
 
 
-def generate(rng: random.Random, family: str | None) -> Task:
-    """A task of `family`, or of a trained family the rng picks."""
-    return _generate(rng, family, FAMILY_NAMES)
-
-
-def generate_unseen(rng: random.Random, family: str | None) -> Task:
-    """A task of `family`, or of a held-out family the rng picks (the unseen split)."""
-    return _generate(rng, family, UNSEEN_FAMILIES)
+generate, generate_unseen = family_generators(_BY_NAME, FAMILY_NAMES, UNSEEN_FAMILIES, build, INSTRUCTION)
+"""A task of `family`, or of a trained (held-out, for the unseen split) family the rng picks."""

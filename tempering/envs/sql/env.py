@@ -71,12 +71,25 @@ def reference_response(task: Task) -> str:
     return f"```sql\n{task.reference.query}\n```"
 
 
-class SqliteEnv(FeedbackEnv):
+class SqlEnv(FeedbackEnv):
+    """What every generated SQL env shares: a reference query and a broken one per task, and
+    the held-back check."""
+
+    concurrent_verify = True
+
+    def broken_response(self, task: Task) -> str:
+        return f"```sql\n{task.reference.broken}\n```"
+
+    def strong_verify(self, task: Task, response: str) -> Score:
+        """The held-back check (env.heldback): the same query on a second instance of the
+        database, the same schema and keys with each other column's values permuted."""
+        return strong_verify(task, response)
+
+
+class SqliteEnv(SqlEnv):
     """`sql/sqlite-v1`, with splits train, test and unseen (held-out themes). Options:
     `difficulty` (the highest family level drawn, 1 to 5), `max_turns` (replies per episode;
     1 makes it single-turn), `turn_cost` (reward taken off per reply after the first)."""
-
-    concurrent_verify = True
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0) -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_LEVEL:
@@ -87,10 +100,3 @@ class SqliteEnv(FeedbackEnv):
                          unseen=lambda rng, family: generate(rng, family, families, UNSEEN_THEMES))
         self.difficulty = difficulty
 
-    def broken_response(self, task: Task) -> str:
-        return f"```sql\n{task.reference.broken}\n```"
-
-    def strong_verify(self, task: Task, response: str) -> Score:
-        """The held-back check (env.heldback): the same query on a second instance of the
-        database, the same schema and keys with each other column's values permuted."""
-        return strong_verify(task, response)

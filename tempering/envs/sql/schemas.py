@@ -213,6 +213,18 @@ class Table:
     rows: tuple[tuple, ...]
 
 
+def connect_tables(tables) -> sqlite3.Connection:
+    """Tables (each with `ddl`, `name`, `columns`, `rows`) in a database in memory on the host,
+    for trusted queries only (checking a generated question, serializing it into the task):
+    candidate queries run in the sandbox."""
+    con = sqlite3.connect(":memory:")
+    for t in tables:
+        con.execute(t.ddl)
+        con.executemany(f"INSERT INTO {t.name} VALUES ({', '.join('?' * len(t.columns))})", t.rows)
+    con.commit()
+    return con
+
+
 @dataclass(frozen=True)
 class Database:
     domain: Domain
@@ -225,14 +237,7 @@ class Database:
         return [dict(zip(t.columns, row)) for row in t.rows]
 
     def connect(self) -> sqlite3.Connection:
-        """The database in memory on the host, for trusted queries only (checking a
-        generated question, serializing it into the task): candidate queries run in the sandbox."""
-        con = sqlite3.connect(":memory:")
-        for t in self.tables:
-            con.execute(t.ddl)
-            con.executemany(f"INSERT INTO {t.name} VALUES ({', '.join('?' * len(t.columns))})", t.rows)
-        con.commit()
-        return con
+        return connect_tables(self.tables)
 
     def describe(self) -> str:
         """The schema and the first three rows of each table, as the prompt shows them."""

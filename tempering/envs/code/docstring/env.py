@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import random
 
-from ....types import Message, Score, Task
+from ....types import Score, Task
 from ...base import SingleTurnEnv
 from ..envs import _broken, _check, _reference
 from ..humaneval import INSTRUCTION
 from ..mutants import mutants
+from ..synth import family_generators
 from ..repair import ExampleFeedback
 from ..verify import CodeTask
 from . import numeric, records, seqs, text
@@ -44,21 +45,8 @@ N_STRONG = 30
 """Inputs of the held-back check (`strong_verify`), drawn apart from the task's own."""
 
 
-def _generate(rng: random.Random, family: str | None, pool: tuple[str, ...]) -> Task:
-    fam = BY_NAME[family or rng.choice(pool)]
-    code = build(fam, rng)
-    return Task(id=code.id, domain="code", prompt=(Message("user", INSTRUCTION.format(prompt=code.prompt)),),
-                reference=code, metadata={"family": fam.name, "kind": fam.kind, "entry_point": code.entry_point})
-
-
-def generate(rng: random.Random, family: str | None) -> Task:
-    """A task of `family`, or of a trained family the rng picks."""
-    return _generate(rng, family, FAMILY_NAMES)
-
-
-def generate_unseen(rng: random.Random, family: str | None) -> Task:
-    """A task of `family`, or of a held-out family the rng picks (the unseen split)."""
-    return _generate(rng, family, UNSEEN_FAMILIES)
+generate, generate_unseen = family_generators(BY_NAME, FAMILY_NAMES, UNSEEN_FAMILIES, build, INSTRUCTION)
+"""A task of `family`, or of a trained (held-out, for the unseen split) family the rng picks."""
 
 
 def strong_cases(code: CodeTask) -> list[dict]:

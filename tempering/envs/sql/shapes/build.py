@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+from tempering.envs.sql.schemas import connect_tables
 from tempering.envs.sql.shapes.naming import Naming, table_code
 from tempering.envs.sql.shapes.topology import SHAPES, Spec
 from tempering.envs.sql.shapes.vocab import Concept, Domain, Entity, Ref, make_labels, make_value
@@ -94,14 +95,7 @@ class Database:
         return [Link(t, c, self.table(c.target)) for t in self.tables for c in t.of("fk")]
 
     def connect(self) -> sqlite3.Connection:
-        """The database in memory on the host, for our own queries only (checking a question,
-        serializing the task): candidate queries run in the sandbox."""
-        con = sqlite3.connect(":memory:")
-        for t in self.tables:
-            con.execute(t.ddl)
-            con.executemany(f"INSERT INTO {t.name} VALUES ({', '.join('?' * len(t.columns))})", t.rows)
-        con.commit()
-        return con
+        return connect_tables(self.tables)
 
     def describe(self, samples: int = 3) -> str:
         """The schema as written and the first `samples` rows of each table (sql/sqlite-v1's layout)."""

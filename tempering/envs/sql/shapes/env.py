@@ -28,17 +28,16 @@ from __future__ import annotations
 import random
 import sqlite3
 
-from tempering.envs.feedback import FeedbackEnv
-from tempering.envs.sql.env import INSTRUCTION
+from tempering.envs.sql.env import INSTRUCTION, SqlEnv
 from tempering.envs.sql.shapes.ask import Posed
 from tempering.envs.sql.shapes.build import Database, build
 from tempering.envs.sql.shapes.domains_train import TRAIN_DOMAINS
 from tempering.envs.sql.shapes.domains_unseen import UNSEEN_DOMAINS
 from tempering.envs.sql.shapes.families import FAMILIES, MAX_LEVEL
 from tempering.envs.sql.shapes.naming import TRAIN_STYLES, UNSEEN_STYLES, draw_naming
-from tempering.envs.sql.verify import SqlProblem, same_result, strong_verify, verify
+from tempering.envs.sql.verify import SqlProblem, same_result, verify
 from tempering.errors import TaskError
-from tempering.types import Message, Score, Task
+from tempering.types import Message, Task
 
 ENV_ID = "sql/shapes-v1"
 MAX_CHARS = 2000
@@ -101,13 +100,11 @@ def reference_response(task: Task) -> str:
     return f"```sql\n{task.reference.query}\n```"
 
 
-class ShapesEnv(FeedbackEnv):
+class ShapesEnv(SqlEnv):
     """`sql/shapes-v1`, with splits train, test and unseen (held-out shapes, styles and
     vocabularies). Options: `difficulty` (the highest family level drawn, 1 to 5), `max_turns`
     (replies per episode; 1 makes it single-turn), `turn_cost` (reward taken off per reply
     after the first)."""
-
-    concurrent_verify = True
 
     def __init__(self, difficulty: int = 5, max_turns: int = 3, turn_cost: float = 0.0) -> None:
         if not isinstance(difficulty, int) or not 1 <= difficulty <= MAX_LEVEL:
@@ -118,10 +115,3 @@ class ShapesEnv(FeedbackEnv):
                          unseen=lambda rng, fam: generate(rng, fam, families, UNSEEN_DOMAINS, UNSEEN_STYLES))
         self.difficulty = difficulty
 
-    def broken_response(self, task: Task) -> str:
-        return f"```sql\n{task.reference.broken}\n```"
-
-    def strong_verify(self, task: Task, response: str) -> Score:
-        """The held-back check (env.heldback): the same query on a second instance of the
-        database, the same schema and keys with each other column's values permuted."""
-        return strong_verify(task, response)
