@@ -29,10 +29,12 @@ def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
     from tempering.envs.sql.shapes.env import ENV_ID as SQL_SHAPES_ID, ShapesEnv
     from tempering.envs.terminal.env import ENV_ID as TERMINAL_ID, TerminalEnv
     from tempering.envs.terminal.repo_env import ENV_ID as REPO_ID, RepoEnv
+    from tempering.envs.terminal.repo_function import ENV_ID as REPO_FUNCTION_ID, RepoFunctionEnv
 
     return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv, "code/synth-v1": SynthEnv,
             CANARY_ID: CanaryEnv, DOCSTRING_ID: DocstringEnv, CODE_HAND_ID: HandwrittenCodeEnv,
-            "code/repair-v1": RepairEnv, "code/project-v1": ProjectEnv, TERMINAL_ID: TerminalEnv, REPO_ID: RepoEnv, CAD_ID: PartsEnv,
+            "code/repair-v1": RepairEnv, "code/project-v1": ProjectEnv, TERMINAL_ID: TerminalEnv, REPO_ID: RepoEnv,
+            REPO_FUNCTION_ID: RepoFunctionEnv, CAD_ID: PartsEnv,
             SQL_ID: SqliteEnv, SQL_HAND_ID: HandwrittenSqlEnv, SQL_SHAPES_ID: ShapesEnv, STATEMENTS_ID: StatementsEnv, FILINGS_ID: FilingsEnv}
 
 

@@ -19,7 +19,8 @@ one task per split each keeps the whole sweep affordable."""
 
 SLOW = {f"reasoning/{name}-v1": 1 for name in ("futoshiki", "knight_swap", "sokoban", "spell_backward", "zebra_puzzles",
                                                 "intermediate_integration", "sudoku", "puzzle24", "countdown",
-                                                "quantum_lock")} | {"terminal/repo-v1": 1}
+                                                "quantum_lock")} | {"terminal/repo-v1": 1,
+                                                                     "code/repo-function-v1": 1}
 """Envs that take a second or more per task (a generator whose held-out task takes ~10 draws
 to land in its split; a repository's test suite run per answer): one task per split."""
 

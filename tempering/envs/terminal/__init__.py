@@ -4,6 +4,7 @@
     result = run_trial(task, OracleAgent())        # build in a sandbox session, act, test
     envs.make("terminal/tb-v1")                    # the multi-turn shell env for models
     envs.make("terminal/repo-v1")                  # the same, on generated repository tasks
+    envs.make("code/repo-function-v1")             # their bugs, one function shown, the fix as the reply
 
     temper eval --env terminal --tasks DIR --agent oracle|noop|model [--model M]
     temper data repo-tasks --n 20 --out DIR        # SWE-style bug-fix tasks, offline
@@ -12,7 +13,8 @@ Modules: task.py (reading tasks), dockerfile.py and commands.py (what of a Docke
 without Docker), host.py (what this host can stand in for), runner.py (one task in one
 sandbox session), scoring.py (tests and the JUnit verdict), agents.py, env.py, report.py;
 repository tasks: repo.py (the format), repo_gen.py with repo_seeds.py, mutate.py,
-repo_call.py and repo_check.py (the generator and its check of the mutants), repo_env.py.
+repo_call.py and repo_check.py (the generator and its check of the mutants), repo_env.py;
+their function rung: repo_unit.py (the bug's function as text) and repo_function.py (the env).
 The two commands above live in tempering/cli/terminal.py (they drive a model).
 docs/terminal.md has the formats, what is honoured and what scoring defends.
 """

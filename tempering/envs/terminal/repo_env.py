@@ -23,6 +23,19 @@ SPLIT_SIZE = 100_000
 """Tasks per split (generated on demand; any index below this works)."""
 
 
+def trained_modules(modules: tuple[str, ...] | None, env_id: str) -> tuple[str, ...]:
+    """The seed modules train and test draw: `modules`, checked (none unknown, none held
+    out for the unseen split), else all the trained ones."""
+    unknown = sorted(set(modules or ()) - set(SEEDS))
+    if unknown:
+        raise TaskError(f"no seed module {', '.join(unknown)} for {env_id}; there are {', '.join(SEEDS)}")
+    held = sorted(set(modules or ()) & set(UNSEEN_MODULES))
+    if held:
+        raise TaskError(f"seed module {', '.join(held)} is held out for {env_id}'s unseen split; "
+                        f"train on {', '.join(TRAINED_MODULES)}")
+    return tuple(modules or TRAINED_MODULES)
+
+
 class RepoEnv(TerminalEnv):
     """See the module docstring. `modules` restricts the trained seed modules (a held-out
     one is an error: it would train on the unseen split); `seed` picks another stream of tasks."""
@@ -33,16 +46,9 @@ class RepoEnv(TerminalEnv):
                  modules: tuple[str, ...] | None = None, seed: int = 0) -> None:
         if max_turns < 1:
             raise TaskError(f"max_turns must be at least 1, got {max_turns}")
-        unknown = sorted(set(modules or ()) - set(SEEDS))
-        if unknown:
-            raise TaskError(f"no seed module {', '.join(unknown)} for {ENV_ID}; there are {', '.join(SEEDS)}")
-        held = sorted(set(modules or ()) & set(UNSEEN_MODULES))
-        if held:
-            raise TaskError(f"seed module {', '.join(held)} is held out for {ENV_ID}'s unseen split; "
-                            f"train on {', '.join(TRAINED_MODULES)}")
         self.id = ENV_ID
         self.max_turns, self.command_timeout_s, self.output_chars = max_turns, command_timeout_s, output_chars
-        self.modules, self.seed = tuple(modules or TRAINED_MODULES), seed
+        self.modules, self.seed = trained_modules(modules, ENV_ID), seed
         self.families = self.modules
         self.unseen_families = UNSEEN_MODULES
         self._sandbox = sandbox
