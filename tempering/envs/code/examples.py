@@ -1,12 +1,14 @@
 """The examples a HumanEval-style docstring shows, read as test cases: what the code envs run
 a reply against between attempts (repair.py), before the hidden tests score the last one.
 
-Two shapes are read, wherever they stand in the prompt:
+Two shapes are read, wherever they stand in the prompt: a doctest (the prompt line holds the
+call, `...` lines continue it, its output is on the next lines up to a blank line or the next
+prompt), and one line (or a bullet) that starts with the call, then ==, ==>, ->, =>, ➞, =,
+"returns" or "should return", then the value:
 
-    >>> fn(1, [2, 3])         a doctest: the call (`...` lines continue it), then its output
-    5                         on the next lines, up to a blank line or the next `>>>`
-    fn(1, [2, 3]) == 5        one line (or a bullet) that starts with the call, then ==,
-                              ==>, ->, =>, ➞, =, "returns" or "should return", then the value
+>>> prompt = "def fn(a, b):\\n    '''\\n    >>> fn(1, [2, 3])\\n    5\\n    fn(0, []) == 0\\n    '''\\n"
+>>> docstring_cases(prompt, "fn")
+[{'args': [1, [2, 3]], 'expected': 5}, {'args': [0, []], 'expected': 0}]
 
 An example is kept only when the call is to the entry point itself with literal positional
 arguments and the value is a literal of the types the harness carries: `sorted(fn(x))`, a

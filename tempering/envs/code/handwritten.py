@@ -14,7 +14,7 @@ Each record of handwritten.json is in HumanEval's own format (task_id, prompt, e
 canonical_solution, test), so one line of it works with `temper verify code`. The canonical
 solution is the reference answer check_env and the tests score; the model never sees it.
 Grading is code/humaneval-v1's: `check(candidate)` runs in the sandbox, pass or fail. So is
-its feedback with `max_turns` above 1: a reply failing the docstring's `>>>` examples gets the
+its feedback with `max_turns` above 1: a reply failing the docstring's own examples gets the
 first failing one back and tries again (repair.py). Every canonical solution gives all its examples.
 """
 
