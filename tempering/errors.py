@@ -7,7 +7,8 @@
     ├── TaskError             malformed task, split or episode call (step before reset)
     ├── RunDirError           missing or incompatible run directory for --resume
     ├── SandboxUnavailable    this machine cannot give the isolation the sandbox requires
-    └── SandboxInputError     malformed sandbox request (language, path, limits); also a ValueError
+    ├── SandboxInputError     malformed sandbox request (language, path, limits); also a ValueError
+    └── StorageError          object storage failed (an upload, a download) or holds a damaged checkpoint
 
 Each message names the problem and the fix. Bugs are not TemperingErrors: they keep
 their traceback.
@@ -48,3 +49,7 @@ class SandboxUnavailable(TemperingError):
 
 class SandboxInputError(TemperingError, ValueError):
     """A request to the sandbox is malformed (unknown language, bad path, bad limits)."""
+
+
+class StorageError(TemperingError):
+    """Object storage (a run at an s3:// URL) failed or holds something unexpected."""

@@ -14,7 +14,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "tempering"
 
 LAYERS = ("cli", "server", "pipeline", "trainer", "eval", "scheduler", "rollout", "algorithms", "models", "envs", "safety",
-          "sandbox", ("types", "config", "errors"))
+          "sandbox", ("types", "config", "errors", "storage"))
 """Top to bottom, as DESIGN.md draws them; a tuple is one layer."""
 
 EXCEPTIONS: dict[tuple[str, str], str] = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 
 def held_out_prompts(env_ids: list[str], n: int) -> dict[str, str]:
@@ -27,7 +26,7 @@ def _cmd_audit_data(args: argparse.Namespace) -> int:
     from tempering.safety.data_audit import audit_rows, check_rows
     from tempering.trainer.data import read_rows
 
-    rows = read_rows(Path(args.file))
+    rows = read_rows(args.file)  # a path or a URL (s3://...)
     check_rows(rows)
     env_ids = args.env or sorted({r["env"] for r in rows if isinstance(r.get("env"), str)})
     report = audit_rows(rows, held_out_prompts(env_ids, args.n))

@@ -25,11 +25,19 @@ from tempering.config import EvalConfig, RolloutConfig  # noqa: E402 - no torch:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from tempering.config import load_config
+    from tempering.storage import is_remote
     from tempering.trainer import prepare_run, read_run_config, train
 
-    if args.resume:
-        if args.config or args.set:
-            raise ConfigError("--resume continues a run with its saved config: drop CONFIG and --set")
+    if args.resume and (args.config or args.set):
+        raise ConfigError("--resume continues a run with its saved config: drop CONFIG and --set")
+    if is_remote(args.resume or args.run_dir or ""):  # a run at a URL, trained in a local mirror
+        from tempering.trainer.remote import train_remote
+
+        if not args.resume and not args.config:
+            raise ConfigError("temper train needs a CONFIG file (e.g. configs/tiny-cpu.yaml) or --resume RUN_DIR")
+        run_dir = args.resume or args.run_dir
+        metrics = train_remote(run_dir, None if args.resume else load_config(args.config, args.set), steps=args.steps)
+    elif args.resume:
         run_dir = Path(args.resume)
         cfg = read_run_config(run_dir)
         metrics = train(cfg, run_dir, steps=args.steps, resume=True)
@@ -170,6 +178,7 @@ def _cmd_envs(args: argparse.Namespace) -> int:
 def _cmd_runs(args: argparse.Namespace) -> int:
     from tempering.errors import RunDirError
     from tempering.scheduler.store import STORE_FILE, Store, list_runs
+    from tempering.storage import is_remote, run_files_copy
 
     if args.runs_cmd == "list":
         rows = list_runs(Path(args.root))
@@ -183,6 +192,10 @@ def _cmd_runs(args: argparse.Namespace) -> int:
             print(f"{r['dir']:32s} {r.get('algorithm', '-'):12s} {r.get('env', '-'):24s} steps {r['steps']:4d}  "
                   f"episodes {r['episodes']:6d}  pass {r['pass_rate']:.3f}  last reward {reward}")
         return 0
+    if is_remote(args.run):  # a run at a URL: read a local copy of its store
+        with run_files_copy(args.run) as copy:
+            args.run = str(copy)
+            return _cmd_runs(args)
     run_dir = Path(args.run)
     if not (run_dir / STORE_FILE).is_file() and (Path(args.root) / args.run / STORE_FILE).is_file():
         run_dir = Path(args.root) / args.run
@@ -254,8 +267,9 @@ def _add_train(sub) -> None:
     t.add_argument("config", nargs="?", help="YAML config, e.g. configs/tiny-cpu.yaml")
     t.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable)")
     t.add_argument("--steps", type=int, help="total policy updates (overrides train.steps)")
-    t.add_argument("--run-dir", help="where to write the run (default runs/<name>)")
-    t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint")
+    t.add_argument("--run-dir", help="where to write the run (default runs/<name>), or a URL such as s3://bucket/run "
+                                      "(docs/storage.md)")
+    t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its latest checkpoint (a directory or URL)")
     t.set_defaults(func=_cmd_train)
 
 
@@ -347,12 +361,12 @@ def _add_runs(sub) -> None:
     rl.add_argument("--root", default="runs")
     rl.add_argument("--json", action="store_true")
     rs = rns.add_parser("show", help="per-domain pass rates, slowest episodes, why attempts were cut")
-    rs.add_argument("run", help="run directory (or its name under --root)")
+    rs.add_argument("run", help="run directory (or its name under --root), or a run's URL (s3://bucket/run)")
     rs.add_argument("--root", default="runs")
     rs.add_argument("--slowest", type=int, default=5)
     rs.add_argument("--json", action="store_true")
     ra = rns.add_parser("audit", help="the sandbox's audit log: runs that hit a limit, were killed or failed")
-    ra.add_argument("run", help="run directory (or its name under --root)")
+    ra.add_argument("run", help="run directory (or its name under --root), or a run's URL (s3://bucket/run)")
     ra.add_argument("--root", default="runs")
     ra.add_argument("--json", action="store_true")
     rn.set_defaults(func=_cmd_runs)

@@ -340,6 +340,12 @@ class SandboxConfig:
 
 
 @dataclass(frozen=True)
+class StorageConfig:
+    endpoint_url: str = ""
+    """S3-compatible endpoint for s3:// run URLs (MinIO, SeaweedFS), e.g. http://127.0.0.1:8333; empty: TEMPERING_S3_ENDPOINT, AWS_ENDPOINT_URL or AWS itself (docs/storage.md)."""
+
+
+@dataclass(frozen=True)
 class Config:
     name: str = "run"
     """Run name; the run directory defaults to runs/<name>."""
@@ -361,4 +367,5 @@ class Config:
     alerts: AlertConfig = field(default_factory=AlertConfig)
     guard: GuardConfig = field(default_factory=GuardConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
     log: LogConfig = field(default_factory=LogConfig)

@@ -22,22 +22,28 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from tempering import storage
 from tempering.errors import ConfigError
 from tempering.rollout.hf import chat_prompt_ids
 from tempering.types import Message
 
 
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL or Parquet file, with one clear error for anything unreadable."""
-    path = Path(path)
-    if not path.is_file():
+    """Rows of a JSONL or Parquet file (a local path, or a URL such as s3://bucket/sft.jsonl read
+    into memory through tempering.storage), with one clear error for anything unreadable."""
+    remote = storage.is_remote(path)
+    path = str(path) if remote else Path(path)
+    if not (storage.exists(path) if remote else path.is_file()):
         raise ConfigError(f"data file {str(path)!r} not found: set data.path to a JSONL or Parquet file")
-    if path.suffix == ".parquet":
+    if str(path).endswith(".parquet"):
+        import io
+
         import pyarrow.parquet as pq
 
-        return pq.read_table(path).to_pylist()
+        return pq.read_table(io.BytesIO(storage.read_bytes(path)) if remote else path).to_pylist()
+    text = storage.read_bytes(path).decode() if remote else path.read_text()
     rows = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -18,11 +18,12 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 import yaml
 
-from tempering import envs
+from tempering import envs, storage
 from tempering.config import RECIPES, Config, load_config, to_dict
 from tempering.errors import ConfigError, RunDirError
 from tempering.models import load
@@ -69,7 +70,7 @@ def prepare_run(cfg: Config, run_dir: Path) -> None:
         envs.make_from_config(cfg.env, cfg.rollout.max_turns)
         if cfg.reward.model:
             resolve_path(cfg.reward.model)
-    elif not Path(cfg.data.path).is_file():
+    elif not (storage.exists(cfg.data.path) if storage.is_remote(cfg.data.path) else Path(cfg.data.path).is_file()):
         raise ConfigError(f"data.path {cfg.data.path!r} is not a file: point it at a JSONL or Parquet file")
     if (run_dir / "metrics.jsonl").exists() or latest_checkpoint(run_dir):
         raise RunDirError(f"run directory {str(run_dir)!r} already holds a run: continue it with "
@@ -156,12 +157,13 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None, i
 
 
 def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = False, progress: bool = True,
-          policy=None, env=None) -> list[dict]:
+          policy=None, env=None, publish: Callable[[Path, Path, int], None] | None = None) -> list[dict]:
     """Run (or continue) training until `steps` optimiser steps or `train.max_minutes`.
     Returns the new metric lines.
 
     `policy` may pass an already-loaded LoadedModel (the demo evaluates and trains one model);
-    `env` may pass an env object instead of the registered `cfg.env.id` (tests use this).
+    `env` may pass an env object instead of the registered `cfg.env.id` (tests use this);
+    `publish(run_dir, checkpoint, step)` runs after each checkpoint is saved (trainer/remote.py uploads it).
     """
     validate(cfg)
     use_sandbox_config(cfg)
@@ -217,7 +219,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
                 f.write(json.dumps(metrics) + "\n")
             store.add_metrics(step, metrics)
             if step % cfg.train.save_every == 0 or step == total:
-                _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+                _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg, publish)
             durations.append(time.monotonic() - t_step)
             stop = observers.after_step(step, metrics)
             if stop is not None:
@@ -229,7 +231,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
                 print(f"stopping at step {step}: {over}", file=sys.stderr, flush=True)
                 break
         if step % cfg.train.save_every != 0 and step != total and step > start:
-            _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg)
+            _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg, publish)
     finally:
         if hasattr(runner, "close"):
             runner.close()  # background sampling and rollout workers
@@ -269,7 +271,9 @@ def _gpus(cfg: Config, model) -> int:
     return own + int(round(ray))
 
 
-def _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg) -> None:
-    save_checkpoint(run_dir, step, loaded.model, loaded.tokenizer, optimizer, scheduler,
-                    {"step": step, "runner": runner.state_dict()}, keep=cfg.train.keep_checkpoints,
-                    extra=getattr(runner, "save_extra", None))
+def _save(run_dir, step, loaded, optimizer, scheduler, runner, cfg, publish=None) -> None:
+    ckpt = save_checkpoint(run_dir, step, loaded.model, loaded.tokenizer, optimizer, scheduler,
+                           {"step": step, "runner": runner.state_dict()}, keep=cfg.train.keep_checkpoints,
+                           extra=getattr(runner, "save_extra", None))
+    if publish is not None:
+        publish(run_dir, ckpt, step)
