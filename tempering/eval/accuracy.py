@@ -51,6 +51,8 @@ class EvalResult:
     """Tasks whose answer could not be scored: the sandbox failed on every try."""
     scored: int | None = None
     """Tasks really scored (n - infra_failed): accuracy, its CI and format_rate are over these."""
+    first_correct: int | None = None
+    """Multi-reply evaluations: tasks passed on the first reply, before any feedback (None for one reply)."""
 
     def __post_init__(self) -> None:
         if self.scored is None:
@@ -59,6 +61,8 @@ class EvalResult:
     def summary(self) -> str:
         line = (f"{self.env_id} [{self.split}] accuracy {self.accuracy:.1%} ({self.correct}/{self.scored}), "
                 f"95% CI [{self.ci_low:.1%}, {self.ci_high:.1%}]")
+        if self.first_correct is not None:
+            line += f"; first reply {self.first_correct}/{self.scored}"
         if self.infra_failed:
             line += (f"; {self.infra_failed} of {self.n} not scored (the sandbox failed on every try): "
                      f"accuracy is over the {self.scored} scored")
@@ -132,5 +136,8 @@ def evaluate_episodes(client, env_id: str, split: str = "test", n: int = 50, max
               "feedback": [m.content for turn in tr.turns for m in turn.feedback]} for t, tr in zip(tasks, trajs)]
     tokens = sum(sum(tr.loss_mask) for tr in trajs)
     # the domains' "no answer found" statuses: no_answer, no_query, no_script
-    return _scored(env_id, split, items, tokens, time.perf_counter() - t0,
-                   lambda i: not str(i["status"]).startswith("no_"))
+    result = _scored(env_id, split, items, tokens, time.perf_counter() - t0,
+                     lambda i: not str(i["status"]).startswith("no_"))
+    if max_turns > 1:  # an episode ends at its first pass: one turn and passed is a first-reply pass
+        result.first_correct = sum(i["passed"] and i["turns"] == 1 for i in items if not i["infra_failed"])
+    return result

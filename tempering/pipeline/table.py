@@ -31,7 +31,7 @@ def _point(path: Path) -> dict | None:
             count[1] += 1
             rewards.setdefault(item["family"], []).append(float(item.get("reward") or 0.0))
     point = {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
-             "infra_failed": r.get("infra_failed", 0),
+             "infra_failed": r.get("infra_failed", 0), "first_correct": r.get("first_correct"),
              "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
              "seconds": r["seconds"], "families": dict(sorted(families.items())),
              # a task the sandbox failed was not scored: it takes no part in the paired tests
@@ -67,7 +67,10 @@ def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
 def _cell(p: dict | None) -> str:
     if p is None:
         return "—"
-    return f"{p['accuracy']:.1%} [{p['ci'][0]:.0%}, {p['ci'][1]:.0%}] n={p['n']}"
+    cell = f"{p['accuracy']:.1%} [{p['ci'][0]:.0%}, {p['ci'][1]:.0%}] n={p['n']}"
+    if p.get("first_correct") is not None:  # a multi-reply evaluation: the first reply's passes too
+        cell += f", first reply {p['first_correct']}"
+    return cell
 
 
 def report_lines(state: dict) -> list[str]:

@@ -95,3 +95,19 @@ def test_multi_turn_evaluation_plays_episodes_with_feedback(units, tiny):
     one = evaluate_episodes(HFClient(tiny.model, tiny.tokenizer), "units/convert-v1", "test", n=3, max_turns=1,
                             max_new_tokens=4)
     assert [i["turns"] for i in one.items] == [1, 1, 1] and one.items[0]["replies"] == result.items[0]["replies"][:1]
+
+
+def test_a_multi_reply_evaluation_counts_first_reply_passes_apart(units, tiny):
+    """Task 1 passes on its second reply, task 2 on its first, task 3 never: 2 passed, 1 first."""
+    from tempering.eval import evaluate_episodes
+    from tempering.rollout.fake import ScriptedClient
+
+    tasks = envs.make("units/convert-v1").tasks("test", 3)
+    right = [f"Answer: {t.reference}" for t in tasks]
+    # turn 1 of all three episodes, then turn 2 of the two still open (1 and 3)
+    replies = ["no number", right[1], "no number", right[0], "still none"]
+    result = evaluate_episodes(ScriptedClient(tiny.tokenizer, replies), "units/convert-v1", "test", n=3, max_turns=2)
+    assert [(i["passed"], i["turns"]) for i in result.items] == [(True, 2), (True, 1), (False, 2)]
+    assert (result.correct, result.first_correct) == (2, 1) and "first reply 1/3" in result.summary()
+    one = evaluate_episodes(ScriptedClient(tiny.tokenizer, replies[:3]), "units/convert-v1", "test", n=3, max_turns=1)
+    assert (one.correct, one.first_correct) == (1, None)

@@ -243,3 +243,15 @@ def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
     control = matched_control(rl, tmp_path)
     assert (control.train.steps, control.train.max_minutes) == (32, 0)  # its steps, no clock
     assert control.optim == rl.optim and control.rollout == rl.rollout and control.reward.shuffle
+
+
+def test_a_multi_reply_cell_shows_its_first_reply_passes():
+    from tempering.pipeline.table import report_lines
+
+    point = {"accuracy": 0.3, "ci": [0.2, 0.4], "n": 90, "first_correct": 12}
+    results = {"sql/handwritten-v1": {"test": {"group": "watch", "points": {"sft": point}, "paired": {}}}}
+    row = next(line for line in report_lines({"name": "p", "results": results}) if "sql/handwritten-v1" in line)
+    assert "30.0% [20%, 40%] n=90, first reply 12" in row
+    results["sql/handwritten-v1"]["test"]["points"]["sft"] = {**point, "first_correct": None}
+    row = next(line for line in report_lines({"name": "p", "results": results}) if "sql/handwritten-v1" in line)
+    assert "first reply" not in row
