@@ -32,7 +32,7 @@ from typing import Iterator
 
 import fsspec
 
-from tempering.errors import StorageError
+from tempering.errors import ModelNotFoundError, StorageError
 
 _ENDPOINT: str | None = None
 _MANIFEST = re.compile(r"^step-(\d+)\.manifest\.json$")
@@ -286,3 +286,72 @@ def fetch_run_files(run_url: str, run_dir: Path) -> list[str]:
                 (run_dir / (name + side)).unlink(missing_ok=True)
             get(join(run_url, name), run_dir / name)
         return names
+
+
+def files(url: str) -> dict[str, int]:
+    """Every file under `url`, at any depth, by its path relative to `url`, with its size; {} where
+    there is nothing. Half-written files (`.tmp`) are left out."""
+    with _errors(f"listing {url}"):
+        fs, root = filesystem(url)
+        if not fs.exists(root):
+            return {}
+        found = fs.find(root, detail=True)
+        return {p[len(root) + 1:]: info["size"] for p, info in sorted(found.items())
+                if p.startswith(root + "/") and not p.endswith(".tmp")}
+
+
+def open_stream(url: str, block_size: int):
+    """A file at a URL for reading front to back, fetched `block_size` bytes at a time: a corpus's
+    first rows arrive before the rest of it is downloaded."""
+    with _errors(f"opening {url}"):
+        fs, path = filesystem(url)
+        return fs.open(path, "rb", block_size=block_size, cache_type="readahead")
+
+
+_NOT_MODEL = ("optimizer.pt", "trainer_state.json", "critic/")  # a checkpoint's trainer state: not the model
+
+
+def fetch_model(url: str, cache: Path) -> Path:
+    """A model at a URL as a local Hugging Face directory under `cache`, downloaded once:
+
+        s3://b/run/checkpoints/step-N    a published checkpoint (manifest-checked, sha256 per file)
+        s3://b/run                       the run's newest complete checkpoint
+        s3://b/models/my-model           any folder holding config.json, downloaded whole
+
+    A checkpoint's optimizer and trainer state are left out. The copy is keyed by the checkpoint's
+    manifest (a republished step-N is fetched again), a plain folder by its file names and sizes."""
+    url = str(url).rstrip("/")
+    run_url, _, tail = url.rpartition("/checkpoints/")
+    step = int(m.group(1)) if run_url and (m := _STEP_DIR.match(tail)) else None
+    if step is None or not exists(join(run_url, "checkpoints", f"step-{step}.manifest.json")):
+        run_url, step = url, latest_complete(url)
+    with _errors(f"could not download the model at {url}"):
+        fs, root = filesystem(run_url)
+        if step is not None:
+            folder = f"{root}/checkpoints/step-{step}"
+            listing = fs.cat_file(f"{root}/checkpoints/step-{step}.manifest.json")
+            entries = [e for e in json.loads(listing)["files"] if not e["path"].startswith(_NOT_MODEL)]
+        else:
+            folder = root
+            entries = [{"path": p, "size": n, "sha256": None} for p, n in files(url).items()]
+            listing = json.dumps(entries).encode()
+            if not any(e["path"] == "config.json" for e in entries):
+                raise ModelNotFoundError(f"model {url!r} not found: it is neither a published checkpoint, nor a run "
+                                         "with one, nor a folder holding a Hugging Face model (config.json)")
+        source = f"{run_url}/checkpoints/step-{step}" if step is not None else url  # one copy, however it is named
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", source.split("://", 1)[-1]).strip("_")[-60:]
+        final = cache / f"{slug}-{hashlib.sha256(source.encode() + listing).hexdigest()[:12]}"
+        if (final / "config.json").is_file():
+            return final
+        tmp = final.with_name(final.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        for e in entries:
+            local = tmp / e["path"]
+            local.parent.mkdir(parents=True, exist_ok=True)
+            fs.get_file(f"{folder}/{e['path']}", str(local))
+            if e["sha256"] is not None and _sha256(local) != e["sha256"]:
+                raise StorageError(f"model {url}: {e['path']} does not match its manifest's sha256; the store "
+                                   "changed under the checkpoint")
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    return final

@@ -74,7 +74,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
     env = envs.make(args.env)
     if args.n < 1:
         raise ConfigError(f"--n must be at least 1, got {args.n}")
-    out = Path(args.out)
+    out = args.out  # a path or a URL (s3://bucket/sft.jsonl): write_jsonl uploads it whole
     if args.kind == "sft":
         return _write_demos(args, out)
     from tempering.models import load
@@ -91,7 +91,7 @@ def _cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_demos(args: argparse.Namespace, out: Path) -> int:
+def _write_demos(args: argparse.Namespace, out: str) -> int:
     """Verified demonstrations of one env (tempering.trainer.demos), from train tasks only."""
     from transformers import AutoTokenizer
 
@@ -275,7 +275,7 @@ def _add_train(sub) -> None:
 
 def _add_eval(sub) -> None:
     e = sub.add_parser("eval", help="greedy accuracy on an env's held-out split")
-    e.add_argument("--model", help="preset (smollm2-135m-instruct, tiny-random) or HF model dir")
+    e.add_argument("--model", help="preset (smollm2-135m-instruct, tiny-random), HF model dir, or a checkpoint URL")
     e.add_argument("--env", required=True, help="env id from `temper envs list`, or terminal (Terminal-Bench tasks)")
     e.add_argument("--split", default="test", choices=["train", "test", "unseen"],
                    help="test: new instances; unseen: held-out schemas, families or layouts (envs that have it)")
@@ -314,7 +314,7 @@ def _add_data(sub) -> None:
                     help="sft: prompts with reference replies; pairs: sampled replies, a passing one preferred over "
                          "a failing one; repo-tasks: generated bug-fix repository tasks, one directory each")
     dt.add_argument("--env", help="sft, pairs: env id from `temper envs list`")
-    dt.add_argument("--out", required=True, help="JSONL file to write (repo-tasks: a directory)")
+    dt.add_argument("--out", required=True, help="JSONL file or URL (s3://...) to write (repo-tasks: a directory)")
     dt.add_argument("--split", default="train", choices=["train", "test"])
     dt.add_argument("--n", type=int, default=200, help="tasks to draw")
     dt.add_argument("--tokens", type=int, default=0, help="sft: stop at this many tokens of demonstrations (0: --n tasks)")

@@ -12,6 +12,7 @@ import torch  # noqa: E402
 from transformers import AutoModelForCausalLM, AutoTokenizer, PreTrainedModel, PreTrainedTokenizerBase  # noqa: E402
 from transformers.utils import logging as hf_logging  # noqa: E402
 
+from tempering import storage  # noqa: E402
 from tempering.errors import ConfigError, ModelNotFoundError  # noqa: E402
 from tempering.models import presets  # noqa: E402
 
@@ -27,9 +28,12 @@ class LoadedModel:
 
 
 def resolve_path(name: str) -> Path:
-    """Local directory holding `name`: a preset (built once, cached) or an HF model dir."""
+    """Local directory holding `name`: a preset (built once, cached), an HF model dir, or a URL
+    (a published checkpoint, a run's newest, or a model folder: tempering.storage.fetch_model)."""
     if name in presets.PRESETS:
         return presets.PRESETS[name]()
+    if storage.is_remote(name):
+        return storage.fetch_model(name, presets.cache_dir() / "remote-models")
     path = Path(name).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         return path

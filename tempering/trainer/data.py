@@ -9,16 +9,21 @@ Files are JSONL or Parquet with one example per row:
 the chat template, so training sees exactly the tokens sampling and evaluation see. The
 order is a permutation seeded by (seed, epoch) and the position in it is checkpointed, so
 a resumed run reads the same examples in the same order.
+
+A file at a URL (s3://...) is streamed: rows are parsed and tokenized as its bytes arrive, and
+only token ids are kept. Every row is still read before the first step, because the order is a
+permutation of all examples (its length sets the epoch) and packing draws from all of them.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -28,22 +33,45 @@ from tempering.rollout.hf import chat_prompt_ids
 from tempering.types import Message
 
 
+READ_BLOCK = 8 << 20
+"""Bytes fetched from object storage per request when a corpus at a URL is read."""
+
+
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a JSONL or Parquet file (a local path, or a URL such as s3://bucket/sft.jsonl read
-    into memory through tempering.storage), with one clear error for anything unreadable."""
+    """Every row of a JSONL or Parquet file (a local path or a URL such as s3://bucket/sft.jsonl)."""
+    return list(iter_rows(path))
+
+
+def iter_rows(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The rows of a JSONL or Parquet file one at a time, read as they stream in: a file at a URL
+    is fetched READ_BLOCK bytes at a time (JSONL line by line, Parquet row group by row group),
+    never downloaded whole first. One ConfigError for a missing file, raised at the call."""
     remote = storage.is_remote(path)
     path = str(path) if remote else Path(path)
     if not (storage.exists(path) if remote else path.is_file()):
         raise ConfigError(f"data file {str(path)!r} not found: set data.path to a JSONL or Parquet file")
-    if str(path).endswith(".parquet"):
-        import io
+    return _rows(path, remote)
 
-        import pyarrow.parquet as pq
 
-        return pq.read_table(io.BytesIO(storage.read_bytes(path)) if remote else path).to_pylist()
-    text = storage.read_bytes(path).decode() if remote else path.read_text()
-    rows = []
-    for n, line in enumerate(text.splitlines(), 1):
+def _rows(path: str | Path, remote: bool) -> Iterator[dict[str, Any]]:
+    with (storage.open_stream(path, READ_BLOCK) if remote else open(path, "rb")) as f:
+        if str(path).endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            table = pq.ParquetFile(f)  # one row group at a time: iter_batches reads them all at once
+            rows: Iterator[dict] = (row for i in range(table.num_row_groups) for row in table.read_row_group(i).to_pylist())
+        else:
+            rows = _jsonl_rows(io.TextIOWrapper(f, encoding="utf-8"), path)
+        seen = False
+        for row in rows:
+            seen = True
+            yield row
+    if not seen:
+        raise ConfigError(f"data file {str(path)!r} has no examples")
+
+
+def _jsonl_rows(lines: Iterable[str], path) -> Iterator[dict[str, Any]]:
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
@@ -52,10 +80,7 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
             raise ConfigError(f"{path}:{n} is not valid JSON ({e}): each line must be one JSON object") from None
         if not isinstance(row, dict):
             raise ConfigError(f"{path}:{n} is not a JSON object: each line must be one example")
-        rows.append(row)
-    if not rows:
-        raise ConfigError(f"data file {str(path)!r} has no examples")
-    return rows
+        yield row
 
 
 def _messages(value, where: str) -> list[Message]:
@@ -129,9 +154,8 @@ def tokenize_pair(tok, row: dict, where: str, end_token: bool = True) -> Pair:
 def load_examples(path, tok, max_len: int) -> list[Example]:
     """The chat rows of `path` that fit in max_len tokens. Longer ones are dropped, not cut
     (a cut conversation loses its last reply, the one that scored), and said so on stderr."""
-    rows = read_rows(path)
     out = []
-    for n, row in enumerate(rows, 1):
+    for n, row in enumerate(iter_rows(path), 1):  # tokenized as it streams in: only token ids are kept
         if "messages" not in row:
             raise ConfigError(f"{path} row {n}: an sft row needs a 'messages' list (chat format)")
         out.append(tokenize_chat(tok, _messages(row["messages"], f"{path} row {n}")))
@@ -153,7 +177,7 @@ def _fitting(items: list, length: Callable, max_len: int, path, what: str) -> li
 def load_pairs(path, tok, max_len: int, end_token: bool = True) -> list[Pair]:
     """Pairs whose prompt plus longer reply fit in max_len (longer ones are dropped, not cut:
     a cut reply may no longer be the better one)."""
-    pairs = [tokenize_pair(tok, row, f"{path} row {n}", end_token) for n, row in enumerate(read_rows(path), 1)]
+    pairs = [tokenize_pair(tok, row, f"{path} row {n}", end_token) for n, row in enumerate(iter_rows(path), 1)]
     return _fitting(pairs, lambda p: len(p.prompt) + max(len(p.chosen), len(p.rejected)), max_len, path, "pair")
 
 

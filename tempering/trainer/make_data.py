@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
+from tempering import storage
 from tempering.errors import ConfigError
 from tempering.types import SamplingParams
 
@@ -49,6 +51,16 @@ def preference_rows(env, client, split: str, n: int, samples: int, params: Sampl
                   "pass_rate": passed / max(1, len(comps))}
 
 
-def write_jsonl(rows: list[dict], out: Path) -> None:
+def write_jsonl(rows: list[dict], out: Path | str) -> None:
+    """One JSON object a line, to a path or a URL (s3://bucket/sft.jsonl: written locally, then
+    uploaded whole through tempering.storage, so a reader never sees half of it)."""
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    if storage.is_remote(out):
+        with tempfile.TemporaryDirectory(prefix="tempering-data-") as tmp:
+            local = Path(tmp) / "rows.jsonl"
+            local.write_text(text)
+            storage.put(local, str(out))
+        return
+    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out.write_text(text)

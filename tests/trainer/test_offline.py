@@ -142,7 +142,8 @@ def test_bad_data_files_get_one_clear_error(tmp_path, tiny):
     from tempering.trainer.data import load_examples
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\nnot json\n')
+    good = '{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}\n'
+    bad.write_text(good + "not json\n")  # rows stream in order: the first error met is the one told
     with pytest.raises(ConfigError, match="bad.jsonl:2 is not valid JSON"):
         load_examples(bad, tiny.tokenizer, 64)
     bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n')
