@@ -45,13 +45,11 @@ class SeaweedS3:
 
     def __init__(self, root) -> None:
         self.root, self.proc = root, None
-        self.endpoint = ""
+        self.endpoint, self.cmd = "", []
 
     def start(self) -> "SeaweedS3":
         import json
         import socket
-        import subprocess
-        import time
         from pathlib import Path
 
         ports = []
@@ -67,10 +65,19 @@ class SeaweedS3:
                  "s3.port", "s3.port.grpc")
         cmd = [str(Path(weed_binary())), "server", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", f"-dir={self.root / 'data'}",
                "-filer", "-s3", f"-s3.config={self.root / 's3.json'}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-               "-master.volumeSizeLimitMB=64", "-volume.max=0", *(f"-{n}={p}" for n, p in zip(names, ports))]
+               "-master.volumeSizeLimitMB=64", "-volume.max=0", *(f"-{n}={p}" for n, p in zip(names, ports)),
+               "-master.electionTimeout=1s"]  # a restart on the old raft state waits one election: 1 s, not 15
         self.endpoint = f"http://127.0.0.1:{ports[6]}"
+        self.cmd = cmd
+        return self.restart()
+
+    def restart(self) -> "SeaweedS3":
+        """(Re)start the server on its ports and data dir (what a killed one wrote is still there)."""
+        import subprocess
+        import time
+
         with open(self.root / "weed.log", "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(self.cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + 60
         while True:  # S3 answers, the bucket exists and takes a write: the volume servers are up
             try:
@@ -100,7 +107,7 @@ class SeaweedS3:
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()  # SIGTERM waits out SeaweedFS's graceful shutdown; its data is thrown away
+            self.proc.kill()  # SIGTERM waits out SeaweedFS's graceful shutdown; restart() finds the data it wrote
             self.proc.wait()
 
 
