@@ -14,7 +14,8 @@ Credentials come from the usual AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACC
 AWS_PROFILE); the endpoint of an S3-compatible store from `configure(endpoint_url)`
 (the config's storage.endpoint_url), else TEMPERING_S3_ENDPOINT or AWS_ENDPOINT_URL.
 
-What is not covered: uploads are synchronous (training waits for them); only s3 is tested.
+Uploads here are synchronous and tried once (beyond botocore's own retries); the trainer
+publishes in a background thread and retries (trainer/remote.py). Only s3 is tested.
 """
 
 from __future__ import annotations
@@ -187,11 +188,16 @@ def publish_checkpoint(ckpt: Path, run_url: str, step: int, keep: int = 0) -> No
             fs.rm(f"{root}/checkpoints/step-{cut}", recursive=True)
         entries = _entries(ckpt)
         for e in entries:
-            fs.put_file(str(ckpt / e["path"]), f"{root}/checkpoints/step-{step}/{e['path']}")
+            _upload(fs, ckpt / e["path"], f"{root}/checkpoints/step-{step}/{e['path']}")
         manifest = json.dumps({"step": step, "files": entries}, indent=1).encode()
         fs.pipe_file(f"{root}/checkpoints/step-{step}.manifest.json", manifest)
         if keep > 0:
             _prune(fs, root, keep)
+
+
+def _upload(fs, local: Path, path: str) -> None:
+    """One file of a checkpoint, straight to its place (its manifest, written last, makes it count)."""
+    fs.put_file(str(local), path)
 
 
 def _prune(fs, root: str, keep: int) -> None:
@@ -241,17 +247,34 @@ def fetch_checkpoint(run_url: str, step: int, run_dir: Path) -> Path:
 
 
 def sync_run_files(run_dir: Path, run_url: str) -> None:
-    """Upload every top-level file of the run (config, metrics, store, report), each whole;
-    a SQLite file is uploaded from a consistent copy taken with SQLite's backup API."""
+    """Upload every top-level file of the run (config, metrics, store, report), each whole, from
+    a snapshot taken now (snapshot_run_files)."""
     with _errors(f"could not sync the run files of {run_dir} to {run_url}"):
-        for path in sorted(p for p in run_dir.iterdir() if p.is_file() and not p.name.endswith(_SKIPPED)):
-            if path.suffix != ".sqlite":
-                put(path, join(run_url, path.name))
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                copy = Path(tmp) / path.name
-                _sqlite_copy(path, copy)
-                put(copy, join(run_url, path.name))
+        with tempfile.TemporaryDirectory() as tmp:
+            snapshot_run_files(run_dir, Path(tmp))
+            put_run_files(Path(tmp), run_url)
+
+
+def snapshot_run_files(run_dir: Path, dest: Path) -> list[Path]:
+    """Copy every top-level file of the run into `dest` as it is now: a SQLite file through
+    SQLite's backup API (a consistent copy while the trainer writes), the others byte for byte
+    (metrics.jsonl is appended to in place: a link would grow under the upload). Returns the copies."""
+    dest.mkdir(parents=True, exist_ok=True)
+    copies = []
+    for path in sorted(p for p in run_dir.iterdir() if p.is_file() and not p.name.endswith(_SKIPPED)):
+        copies.append(dest / path.name)
+        if path.suffix == ".sqlite":
+            _sqlite_copy(path, copies[-1])
+        else:
+            shutil.copyfile(path, copies[-1])
+    return copies
+
+
+def put_run_files(snapshot: Path, run_url: str) -> None:
+    """Upload the files of a snapshot (snapshot_run_files) as the run's top-level files, each whole."""
+    with _errors(f"could not sync the run files to {run_url}"):
+        for path in sorted(p for p in snapshot.iterdir() if p.is_file()):
+            put(path, join(run_url, path.name))
 
 
 def _sqlite_copy(src: Path, dst: Path) -> None:

@@ -133,3 +133,24 @@ def test_bad_credentials_end_in_a_storage_error(s3, monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong")
     with pytest.raises(StorageError, match="could not publish checkpoint step-1"):
         storage.publish_checkpoint(_ckpt(tmp_path, 1), s3.prefix, 1)
+
+
+def test_a_snapshot_of_the_run_files_is_what_goes_up_however_the_run_moves_on(s3, tmp_path):
+    """What a checkpoint publishes: the run files as they were at its step, though training appends on."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.jsonl").write_text('{"step": 1}\n')
+    db = sqlite3.connect(run / "store.sqlite", isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("CREATE TABLE t (x)")
+    db.execute("INSERT INTO t VALUES (1)")
+    snapshot = storage.snapshot_run_files(run, tmp_path / "snapshot")
+    assert [p.name for p in snapshot] == ["metrics.jsonl", "store.sqlite"]
+    with (run / "metrics.jsonl").open("a") as f:
+        f.write('{"step": 2}\n')
+    db.execute("INSERT INTO t VALUES (2)")
+    storage.put_run_files(tmp_path / "snapshot", s3.prefix)
+    assert storage.read_bytes(storage.join(s3.prefix, "metrics.jsonl")) == b'{"step": 1}\n'
+    storage.get(storage.join(s3.prefix, "store.sqlite"), tmp_path / "back.sqlite")
+    assert sqlite3.connect(tmp_path / "back.sqlite").execute("SELECT x FROM t").fetchall() == [(1,)]
+    db.close()
