@@ -343,6 +343,8 @@ class SandboxConfig:
 class StorageConfig:
     endpoint_url: str = ""
     """S3-compatible endpoint for s3:// run URLs (MinIO, SeaweedFS), e.g. http://127.0.0.1:8333; empty: TEMPERING_S3_ENDPOINT, AWS_ENDPOINT_URL or AWS itself (docs/storage.md)."""
+    retry_s: float = 600.0
+    """Seconds a failed checkpoint upload is retried (backoff from 1 s, doubling to 30 s) while training goes on; then the run stops with one line naming its local checkpoint. 0: no retry."""
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,17 @@
 """Runs at an s3:// URL (trainer/remote.py) against a real SeaweedFS server (tests/conftest.py):
-a run cut mid-upload resumes on a fresh machine to the uninterrupted run's weights and metrics;
-a dead store ends the run with one line and a local checkpoint."""
+a run SIGKILLed mid-upload resumes, in another process on a fresh machine, to the uninterrupted
+run's weights and metrics; uploads go on in the background while training does; a dead store is
+retried, then ends the run with one line and a local checkpoint; a store back in time gets every
+checkpoint."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -16,7 +23,7 @@ from tempering.config import load_config
 from tempering.errors import RunDirError
 from tempering.models.presets import cache_dir
 from tempering.trainer import prepare_run, train
-from tempering.trainer.remote import mirror_dir, new_remote_run, pull_remote_run, train_remote
+from tempering.trainer.remote import STAGING, mirror_dir, new_remote_run, pull_remote_run
 
 
 def _cfg(**over):
@@ -40,41 +47,86 @@ def _objects(s3) -> list[str]:
     return sorted(p[len(root) + 1:] for p in s3.filesystem().find(root))
 
 
-def test_cut_upload_then_resume_on_a_fresh_machine_equals_an_uninterrupted_run(s3, tmp_path, monkeypatch, parity_env):
-    """4 steps straight (local) == 2 steps at s3://, a SIGKILL mid-upload of step 3 (its files
-    without a manifest), then a resume from an empty TEMPERING_HOME: bitwise-equal weights, equal metrics."""
-    tiny_home = cache_dir()
-    cfg = _cfg(**{"algorithm.drop_zero_variance": "true", "rollout.min_informative_groups": 1})
+HARNESS = """
+import os, signal, sys
+from pathlib import Path
+from tempering import storage
+from tempering.config import load_config
+from tempering.envs.fake import parity_env
+from tempering.trainer import prepare_run, train
+from tempering.trainer.remote import train_remote
+
+how, run, steps, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+upload = storage._upload
+
+def upload_then_die(fs, local, path):  # the process dies once it has uploaded part of step `kill_at`
+    upload(fs, local, path)
+    if path.endswith(f"/checkpoints/step-{kill_at}/model.safetensors"):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+storage._upload = upload_then_die
+cfg = load_config("configs/tiny-cpu.yaml", ["algorithm.drop_zero_variance=true", "rollout.min_informative_groups=1"])
+if how == "local":
+    prepare_run(cfg, Path(run))
+    train(cfg, Path(run), steps=steps, progress=False, env=parity_env())
+else:
+    train_remote(run, None if how == "resume" else cfg, steps=steps, progress=False, env=parity_env())
+"""
+
+
+def _harness(tmp_path, how: str, run, steps: int, kill_at: int = 0) -> subprocess.CompletedProcess:
+    """`temper train` in a process of its own (the parity env, tiny-cpu), SIGKILLed where asked."""
+    (tmp_path / "harness.py").write_text(HARNESS)
+    return subprocess.run([sys.executable, str(tmp_path / "harness.py"), how, str(run), str(steps), str(kill_at)],
+                          capture_output=True, text=True, timeout=600)
+
+
+def _steady(metrics: list[dict]) -> list[dict]:
+    """Metric lines without what measures the machine (timings, cost) and without episodes_reused
+    (a resume takes the episodes its step's store already holds instead of sampling them again)."""
+    return [{k: v for k, v in m.items() if not k.startswith(("time_", "cost/", "tokens_per_s", "episodes_reused"))}
+            for m in metrics]
+
+
+def _jsonl(text: str) -> list[dict]:
+    return [json.loads(x) for x in text.splitlines()]
+
+
+def test_sigkill_mid_upload_then_resume_on_a_fresh_machine_equals_an_uninterrupted_run(s3, tmp_path, monkeypatch):
+    """4 steps straight (local) == a run at s3:// SIGKILLed by itself while step 3's checkpoint
+    uploads (its weights up, its manifest not), then resumed from an empty TEMPERING_HOME in a
+    second process: bitwise-equal weights, equal metrics. Each run is a process of its own."""
     straight = tmp_path / "straight"
-    prepare_run(cfg, straight)
-    a = train(cfg, straight, steps=4, progress=False, env=parity_env)
+    done = _harness(tmp_path, "local", straight, 4)
+    assert done.returncode == 0, done.stderr
 
     _fresh_home(tmp_path / "machine-a", monkeypatch)
-    train_remote(s3.prefix, cfg, steps=2, progress=False, env=parity_env)
-    step2 = mirror_dir(s3.prefix) / "checkpoints" / "step-2"
-    fs, root = s3.filesystem(), s3.prefix[5:]
-    fs.put_file(str(step2 / "model.safetensors"), f"{root}/checkpoints/step-3/model.safetensors")  # the cut upload
-    assert storage.latest_complete(s3.prefix) == 2
+    killed = _harness(tmp_path, "new", s3.prefix, 4, kill_at=3)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    objects = _objects(s3)
+    assert storage.latest_complete(s3.prefix) == 2 and "checkpoints/step-3.manifest.json" not in objects
+    assert "checkpoints/step-3/model.safetensors" in objects  # the cut upload
+    remote = _jsonl(storage.read_bytes(storage.join(s3.prefix, "metrics.jsonl")).decode())
+    assert [m["step"] for m in remote] == [1, 2, 3]  # step 3's run files, snapshot at its checkpoint, went up first
 
     _fresh_home(tmp_path / "machine-b", monkeypatch)
-    assert not mirror_dir(s3.prefix).exists() and cache_dir() != tiny_home
-    b = train_remote(s3.prefix, None, steps=4, progress=False, env=parity_env)
-    assert [m["step"] for m in b] == [3, 4]
-    assert [m["reward_mean"] for m in a[2:]] == [m["reward_mean"] for m in b]
-    assert any(m["groups_trained"] > 0 and m["grad_norm"] > 0 for m in a)  # the weights really moved
+    resumed = _harness(tmp_path, "resume", s3.prefix, 4)
+    assert resumed.returncode == 0, resumed.stderr
+    straight_metrics = _jsonl((straight / "metrics.jsonl").read_text())
+    remote = _jsonl(storage.read_bytes(storage.join(s3.prefix, "metrics.jsonl")).decode())
+    assert [m["step"] for m in remote] == [1, 2, 3, 4] and _steady(remote) == _steady(straight_metrics)
+    assert [m["episodes_reused"] for m in remote] == [0, 0, 2 * 4, 0]  # step 3's, in the store the killed run sent
+    assert any(m["groups_trained"] > 0 and m["grad_norm"] > 0 for m in straight_metrics)  # the weights really moved
     wa, wb = _weights(straight / "checkpoints" / "step-4"), _weights(mirror_dir(s3.prefix) / "checkpoints" / "step-4")
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
-
     objects = _objects(s3)  # keep_checkpoints=2 remotely; the cut step-3 upload replaced by the real one
     assert {o.split("/")[1].split(".")[0] for o in objects if o.startswith("checkpoints/")} == {"step-3", "step-4"}
     assert {"config.yaml", "metrics.jsonl", "store.sqlite"} <= set(objects)
-    remote_metrics = [json.loads(x) for x in s3.filesystem().cat_file(f"{root}/metrics.jsonl").decode().splitlines()]
-    local_metrics = [json.loads(x) for x in (straight / "metrics.jsonl").read_text().splitlines()]
-    assert [m["step"] for m in remote_metrics] == [1, 2, 3, 4]
-    assert [m["reward_mean"] for m in remote_metrics] == [m["reward_mean"] for m in local_metrics]
 
 
 def test_the_store_killed_mid_run_ends_in_one_line_and_a_local_checkpoint(own_s3, tmp_path, monkeypatch, capsys):
+    """The store dies after step 1 is published and stays down: training goes on to step 3 while
+    step 2's upload is retried; when storage.retry_s runs out the run stops with one line."""
     _fresh_home(tmp_path / "home", monkeypatch)
     published = []
     real = storage.publish_checkpoint
@@ -86,14 +138,63 @@ def test_the_store_killed_mid_run_ends_in_one_line_and_a_local_checkpoint(own_s3
         published.append(step)
 
     monkeypatch.setattr(storage, "publish_checkpoint", publish_then_kill)
-    code = main(["train", "configs/tiny-cpu.yaml", "--run-dir", own_s3.prefix, "--steps", "3"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and published == [1] and len(err) == 1  # one line, no traceback
-    line = err[0]
-    assert line.startswith("temper: error: could not publish checkpoint step-2") and "step-2 is saved locally only" in line
+    code = main(["train", "configs/tiny-cpu.yaml", "--run-dir", own_s3.prefix, "--steps", "3",
+                 "--set", "storage.retry_s=1"])
+    out = capsys.readouterr()
+    err = out.err.strip().splitlines()
+    assert code == 2 and published == [1] and "Traceback" not in out.err
+    assert [x for x in err if x.startswith("temper: error")] == [err[-1]]  # one line stops the run
+    line, local = err[-1], mirror_dir(own_s3.prefix) / "checkpoints" / "step-3"
+    assert line.startswith("temper: error: could not publish checkpoint step-2 to s3://runs/run (tried")
+    assert "The store's newest checkpoint of this run: step-1;" in line
+    assert f"the newest local checkpoint is step-3, in {local};" in line  # trained on past the failed upload
     assert f"temper train --resume {own_s3.prefix}" in line
-    assert (mirror_dir(own_s3.prefix) / "checkpoints" / "step-2" / "model.safetensors").is_file()
-    assert not (mirror_dir(own_s3.prefix) / "checkpoints" / "step-3").exists()
+    assert (local / "model.safetensors").is_file() and "step(s) this session" not in out.out
+    assert not (mirror_dir(own_s3.prefix) / STAGING).exists()
+
+
+def _wait_for(path: Path, limit_s: float = 300) -> bool:
+    """True once `path` exists; False after `limit_s` (a guard against a hang, not a measurement)."""
+    deadline = time.monotonic() + limit_s
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_a_store_back_after_an_outage_gets_every_checkpoint_while_training_goes_on(own_s3, tmp_path, monkeypatch,
+                                                                                 capsys):
+    """The store dies during step 2's upload and stays down until the trainer has saved step 4 (so
+    it never waited on the upload, and pruned its own step-2 meanwhile); back on the same ports
+    and data, the retry publishes step 2 from its staged copy with the run files of step 2, then 3, 4."""
+    _fresh_home(tmp_path / "home", monkeypatch)
+    mirror = mirror_dir(own_s3.prefix)
+    real, published, outage = storage.publish_checkpoint, [], []
+
+    def outage_during_step_2(ckpt, url, step, keep=0):
+        if step == 2 and not outage:
+            own_s3.stop()
+            try:
+                real(ckpt, url, step, keep)
+            finally:
+                outage.append(_wait_for(mirror / "checkpoints" / "step-4" / "trainer_state.json"))
+                outage.append(not (mirror / "checkpoints" / "step-2").exists())  # pruned locally meanwhile
+                own_s3.restart()
+        real(ckpt, url, step, keep)
+        published.append(step)
+        metrics = storage.read_bytes(storage.join(url, "metrics.jsonl")).decode().splitlines()
+        assert storage.latest_complete(url) == step and [json.loads(x)["step"] for x in metrics] == [*range(1, step + 1)]
+
+    monkeypatch.setattr(storage, "publish_checkpoint", outage_during_step_2)
+    assert main(["train", "configs/tiny-cpu.yaml", "--run-dir", own_s3.prefix, "--steps", "4"]) == 0
+    out = capsys.readouterr()
+    assert outage == [True, True] and published == [1, 2, 3, 4]
+    assert "retrying for up to 600 s" in out.err and "checkpoint step-2 published" in out.err
+    assert f"run {own_s3.prefix}: 4 step(s) this session, last step 4" in out.out
+    objects = _objects(own_s3)  # keep_checkpoints=2 in the store too
+    assert {o.split("/")[1].split(".")[0] for o in objects if o.startswith("checkpoints/")} == {"step-3", "step-4"}
+    assert not (mirror / STAGING).exists()
 
 
 def _fake_ckpt(run_dir, step):
