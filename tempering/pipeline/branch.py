@@ -108,17 +108,20 @@ def _moved_text(text: str, src: Path, root: Path) -> str:
     return text
 
 
-def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequence[str]) -> list[str]:
+def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequence[str],
+           origin: str | None = None) -> list[str]:
     """Copy into `root` what `src` finished that `cfg` would compute the same way, its stages
     recorded in the pipeline's `order`; returns
     what was reused (stage names, and eval files as point/env/split). Run again with the same
-    `src`, it reuses nothing more: the run goes on from where it stopped."""
+    `src`, it reuses nothing more: the run goes on from where it stopped. `origin`: what the
+    records name as the source (a URL whose local mirror `src` is); default `src` itself."""
+    origin = origin or str(src)
     if not (src / "pipeline.yaml").is_file() or not (src / "pipeline.json").is_file():
         raise RunDirError(f"--from {src}: not a pipeline run directory (no pipeline.yaml and pipeline.json there)")
     if root.resolve() == src.resolve():
         raise RunDirError(f"--from {src} is the run directory itself: to continue it, drop --from")
     marker = root / "branched.yaml"
-    if marker.is_file() and yaml.safe_load(marker.read_text()).get("from") == str(src):
+    if marker.is_file() and yaml.safe_load(marker.read_text()).get("from") == origin:
         return []  # branched before: the same command again continues the run
     if (root / "pipeline.json").is_file():
         raise RunDirError(f"{root} already holds a run: --from starts a new one, so pass a new --run-dir")
@@ -133,11 +136,11 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequen
             continue
         record = src_state["stages"][stage]
         if mine[stage] == theirs[stage] and f"{needs} (extended)" not in reused:
-            state["stages"][stage] = {**_moved(record, src, root), "reused_from": str(src)}
+            state["stages"][stage] = {**_moved(record, src, root), "reused_from": origin}
             reused.append(stage)
         elif stage in ("rl", "rl-shuffled") and _longer(mine[stage], theirs[stage], record.get("steps", 0)):
             # not done: the stage runs again and resumes from its last checkpoint; its time adds up
-            state["stages"][stage] = {"status": "extending", "extended_from": str(src), "steps_before": record["steps"],
+            state["stages"][stage] = {"status": "extending", "extended_from": origin, "steps_before": record["steps"],
                                       **{k: record[k] for k in ("seconds", "cpu_hours", "peak_rss_mb") if k in record}}
             reused.append(f"{stage} (extended)")
         else:
@@ -164,7 +167,7 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequen
                         complete = False
         stage = f"eval-{point}"
         if complete and stage in done:
-            state["stages"][stage] = {**src_state["stages"][stage], "reused_from": str(src)}
+            state["stages"][stage] = {**src_state["stages"][stage], "reused_from": origin}
             reused.append(stage)
     for stage, record in state["stages"].items():  # what the child wrote, so a killed continuation finds it
         out = src / "stages" / f"{stage}.json"
@@ -175,5 +178,5 @@ def branch(src: Path, root: Path, cfg: PipelineConfig, data: dict, order: Sequen
     state["stages"] = {s: state["stages"][s] for s in order if s in state["stages"]}
     root.mkdir(parents=True, exist_ok=True)
     (root / "pipeline.json").write_text(json.dumps(state, indent=1))
-    (root / "branched.yaml").write_text(yaml.safe_dump({"from": str(src), "reused": reused}, sort_keys=False))
+    (root / "branched.yaml").write_text(yaml.safe_dump({"from": origin, "reused": reused}, sort_keys=False))
     return reused

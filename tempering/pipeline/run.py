@@ -13,6 +13,8 @@ run directory, each stage resumable after kill -9.
 Each stage runs in a child process (its peak memory is its own; the child dies with the
 pipeline). A stage that finished is recorded in pipeline.json and skipped when the pipeline
 runs again; one that was killed picks up from its last checkpoint or eval file.
+A `--run-dir` URL (s3://bucket/run) runs in a local mirror published after each stage, and
+continues on any machine: tempering.pipeline.remote.
 `control="shuffled"` adds the spurious-reward control: the same RL stage from the same SFT
 model with each group's rewards permuted, for as many updates as the real stage made, and its
 evaluation.
@@ -34,11 +36,11 @@ import yaml
 from tempering.errors import ConfigError, RunDirError
 from tempering.pipeline.branch import branch
 from tempering.pipeline.config import PipelineConfig, load_pipeline
+from tempering.pipeline.remote import STATE, publish_pipeline
 from tempering.pipeline.stages import missing_evals
 from tempering.scheduler.store import STORE_FILE
 from tempering.pipeline.table import results_table, write_report
 
-STATE = "pipeline.json"
 CONTROLS = ("none", "shuffled")
 
 
@@ -70,10 +72,14 @@ def _read_state(root: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {"stages": {}}
 
 
-def _write_state(root: Path, state: dict) -> None:
+def _write_state(root: Path, state: dict, *runs: str) -> None:
+    """pipeline.json, atomically. A pipeline at a URL publishes it there with every other file of
+    the pipeline and the training runs of `runs` (tempering.pipeline.remote)."""
     tmp = root / (STATE + ".tmp")
     tmp.write_text(json.dumps(state, indent=1))
     tmp.replace(root / STATE)
+    if state.get("url"):
+        publish_pipeline(root, state["url"], runs)
 
 
 def _model_of(cfg: PipelineConfig, state: dict, source: str | None) -> str | None:
@@ -105,10 +111,12 @@ def _run_child(root: Path, stage: str, model: str | None, spent_s: float) -> tup
 
 
 def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: list[str] | None = None,
-                 control: str = "none", only: list[str] | None = None, source: Path | None = None) -> dict:
+                 control: str = "none", only: list[str] | None = None, source: Path | None = None,
+                 url: str | None = None) -> dict:
     """Run (or continue) every stage not yet done; returns pipeline.json's contents. `source`:
     a finished run whose stages this new run starts from where they would come out the same
-    (tempering.pipeline.branch)."""
+    (tempering.pipeline.branch). `url`: where `run_dir`, a local mirror, is published after each
+    stage (tempering.pipeline.remote)."""
     if control not in CONTROLS:
         raise ConfigError(f"unknown control {control!r}: use one of {', '.join(CONTROLS)}")
     cfg, data = load_pipeline(config, overrides)
@@ -129,7 +137,7 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
     root.mkdir(parents=True, exist_ok=True)
     saved.write_text(yaml.safe_dump(data, sort_keys=False))
     state = _read_state(root)
-    state.update(config=str(config), name=cfg.name, control=control, run_dir=str(root))
+    state.update(config=str(config), name=cfg.name, control=control, run_dir=str(root), url=url)
     plan = stages(control)
     unknown = sorted(set(only or ()) - {s.name for s in plan})
     if unknown:
@@ -145,7 +153,7 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
         if record.get("status") == "running" and out.is_file() and (what != "eval" or not missing_evals(cfg, root, stage)):
             # finished, then killed before it was recorded (an eval stage only if nothing it now asks for is missing)
             record.update(json.loads(out.read_text()), status="done")
-            _write_state(root, state)
+            _write_state(root, state, stage)
             continue
         print(f"== {stage} ({what}{', from ' + source if source else ''})", flush=True)
         started = time.time()
@@ -163,11 +171,13 @@ def run_pipeline(config: str | Path, run_dir: Path | None = None, overrides: lis
             raise RunDirError(f"stage {stage} failed (exit {code}); fix the cause and run the same command again: "
                               f"finished stages are kept")
         record.update(json.loads(out.read_text()), status="done")
-        _write_state(root, state)
+        _write_state(root, state, stage)
     state["results"] = results_table(cfg, root, [s.name.removeprefix("eval-") for s in plan if s.kind == "eval"])
     _write_state(root, state)
     write_report(root, state)
     _stage_reports(root, plan)
+    if url:  # again, now with the reports
+        _write_state(root, state, *(s.name for s in plan if s.kind == "train"))
     return state
 
 

@@ -133,11 +133,13 @@ def matched_control(train_cfg, root: Path):
 
 
 def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuffle: bool = False,
-              spent_s: float = 0.0) -> dict:
+              spent_s: float = 0.0, url: str | None = None) -> dict:
     """One training stage (sft on the demonstrations, or rl from the SFT model), resumed from
     its last checkpoint when it has one, within what is left of its train.max_minutes after
-    `spent_s` seconds of earlier attempts. Returns the final checkpoint's path."""
+    `spent_s` seconds of earlier attempts; each checkpoint published under `url` where given
+    (tempering.pipeline.remote). Returns the final checkpoint's path."""
     from tempering.config import replace
+    from tempering.pipeline.remote import checkpoint_publisher
     from tempering.trainer import prepare_run, train
     from tempering.trainer.checkpoint import latest_checkpoint
 
@@ -158,7 +160,8 @@ def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuf
         if run_dir.exists():  # killed before its first checkpoint: start the stage over
             shutil.rmtree(run_dir)
         prepare_run(train_cfg, run_dir)
-    train(train_cfg, run_dir, resume=resume)  # one progress line per step in the stage's log
+    publish = checkpoint_publisher(url, stage, train_cfg.train.keep_checkpoints) if url else None
+    train(train_cfg, run_dir, resume=resume, publish=publish)  # one progress line per step in the stage's log
     final = latest_checkpoint(run_dir)
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     return {"checkpoint": str(final), "steps": len(metrics),
