@@ -98,7 +98,7 @@ class Uploader:
 
     def __call__(self, run_dir: Path, ckpt: Path, step: int) -> None:
         self._raise_failure()
-        self.jobs.put((_stage(run_dir, ckpt, step), step))
+        self.jobs.put((stage_checkpoint(run_dir, ckpt, step), step))
 
     def close(self, wait: bool = True) -> None:
         """Wait for the pending uploads and raise the failure, if any. wait=False (training failed
@@ -167,7 +167,7 @@ class Uploader:
 STAGING = ".uploads"
 
 
-def _stage(run_dir: Path, ckpt: Path, step: int) -> Path:
+def stage_checkpoint(run_dir: Path, ckpt: Path, step: int) -> Path:
     """What publishing step-N reads, fixed now: the run's top-level files copied as they are at
     this step (storage.snapshot_run_files), so a visible manifest never has older run files, and
     the checkpoint hard-linked. Links are as stable as a copy at no cost in bytes or time:
