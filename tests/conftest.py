@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -47,16 +48,31 @@ class SeaweedS3:
         self.root, self.proc = root, None
         self.endpoint, self.cmd = "", []
 
-    def start(self) -> "SeaweedS3":
+    def start(self, tries: int = 3) -> "SeaweedS3":
+        """Start on free ports; another process may take one before SeaweedFS binds it, so a
+        server that dies while starting is tried again on new ports."""
+        for attempt in range(tries):
+            try:
+                return self._start()
+            except RuntimeError:
+                if attempt == tries - 1:
+                    raise
+                shutil.rmtree(self.root / "data", ignore_errors=True)  # the dead one's state names its ports
+        raise AssertionError("unreachable")
+
+    def _start(self) -> "SeaweedS3":
+        import contextlib
         import json
         import socket
         from pathlib import Path
 
-        ports = []
-        for _ in range(8):
-            with socket.socket() as s:
+        # eight distinct free ports: every socket held open until all are picked (a port given
+        # back can be handed out again at once: two of SeaweedFS's servers then fight for it)
+        with contextlib.ExitStack() as held:
+            socks = [held.enter_context(socket.socket()) for _ in range(8)]
+            for s in socks:
                 s.bind(("127.0.0.1", 0))
-                ports.append(s.getsockname()[1])
+            ports = [s.getsockname()[1] for s in socks]
         (self.root / "data").mkdir(parents=True, exist_ok=True)
         identity = {"name": "tester", "credentials": [{"accessKey": self.key, "secretKey": self.secret}],
                     "actions": ["Admin", "Read", "Write", "List", "Tagging"]}

@@ -8,8 +8,9 @@ run in a local mirror (trainer/remote.mirror_dir), published as it goes, continu
 
 What is published when:
 
-- a training stage publishes each checkpoint as it trains: its run files, the checkpoint, the
-  manifest last (tempering.storage), so a killed stage continues from its newest one;
+- a training stage publishes each checkpoint as it trains, in the background with retries
+  (trainer/remote.train_publishing): its run files, the checkpoint, the manifest last, so a
+  killed stage continues from its newest one;
 - each time pipeline.json is written (a stage starts, finishes or fails), every file of the
   pipeline outside the training stages goes up, and pipeline.json last; when a training stage
   finishes, its run files and final checkpoint go up before them. A stage that the store's
@@ -24,7 +25,8 @@ copy wins over the mirror's. A training stage's run comes down only when it is n
 resumes from the newer of the store's newest complete checkpoint and the mirror's; a stage that
 starts from a finished one downloads just that checkpoint.
 
-Not covered: two machines running one URL at once (nothing locks it); uploads block the pipeline.
+Not covered: two machines running one URL at once (nothing locks it); the pipeline's own files
+go up between stages, and the next stage waits for them.
 """
 
 from __future__ import annotations
@@ -106,17 +108,6 @@ def pull_inputs(root: Path, url: str, stage: str, model: str | None) -> None:
         return
     source, _, ckpt = Path(model).relative_to(root).parts  # <stage>/checkpoints/step-N
     storage.fetch_checkpoint(storage.join(url, source), int(ckpt.removeprefix("step-")), root / source)
-
-
-def checkpoint_publisher(url: str, stage: str, keep: int):
-    """The `publish` callback of a training stage's `train`: run files, then the checkpoint and its
-    manifest, under <url>/<stage>; `keep` as the stage's train.keep_checkpoints."""
-    run_url = storage.join(url, stage)
-
-    def publish(run_dir: Path, ckpt: Path, step: int) -> None:
-        storage.sync_run_files(run_dir, run_url)
-        storage.publish_checkpoint(ckpt, run_url, step, keep)
-    return publish
 
 
 def publish_pipeline(root: Path, url: str, runs: Iterable[str] = ()) -> None:

@@ -139,7 +139,7 @@ def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuf
     `spent_s` seconds of earlier attempts; each checkpoint published under `url` where given
     (tempering.pipeline.remote). Returns the final checkpoint's path."""
     from tempering.config import replace
-    from tempering.pipeline.remote import checkpoint_publisher
+    from tempering.storage import join
     from tempering.trainer import prepare_run, train
     from tempering.trainer.checkpoint import latest_checkpoint
 
@@ -160,8 +160,12 @@ def run_train(cfg: PipelineConfig, root: Path, stage: str, model_path: str, shuf
         if run_dir.exists():  # killed before its first checkpoint: start the stage over
             shutil.rmtree(run_dir)
         prepare_run(train_cfg, run_dir)
-    publish = checkpoint_publisher(url, stage, train_cfg.train.keep_checkpoints) if url else None
-    train(train_cfg, run_dir, resume=resume, publish=publish)  # one progress line per step in the stage's log
+    if url:  # each checkpoint published in the background while the stage trains on
+        from tempering.trainer.remote import train_publishing
+
+        train_publishing(train_cfg, run_dir, join(url, stage), resume)
+    else:
+        train(train_cfg, run_dir, resume=resume)  # one progress line per step in the stage's log
     final = latest_checkpoint(run_dir)
     metrics = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines() if line.strip()]
     return {"checkpoint": str(final), "steps": len(metrics),

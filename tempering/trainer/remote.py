@@ -188,7 +188,7 @@ def stage_checkpoint(run_dir: Path, ckpt: Path, step: int) -> Path:
 def train_remote(url: str, cfg: Config | None, steps: int | None = None, progress: bool = True, env=None) -> list[dict]:
     """Start (cfg given) or resume (cfg None) the run at `url`. Returns once every checkpoint is
     published and the run files are synced again; a storage failure raises StorageError."""
-    from tempering.trainer.run import prepare_run, read_run_config, train
+    from tempering.trainer.run import prepare_run, read_run_config
 
     resume = cfg is None
     if resume:
@@ -197,10 +197,19 @@ def train_remote(url: str, cfg: Config | None, steps: int | None = None, progres
     else:
         mirror = new_remote_run(url, cfg)
         prepare_run(cfg, mirror)
-    uploads = Uploader(url, mirror, cfg.train.keep_checkpoints, cfg.storage.retry_s,
+    return train_publishing(cfg, mirror, url, resume, steps=steps, progress=progress, env=env)
+
+
+def train_publishing(cfg: Config, run_dir: Path, url: str, resume: bool, **train_kwargs) -> list[dict]:
+    """`train` in `run_dir` with every checkpoint published to `url` in the background (Uploader);
+    returns once all are published and the run files synced again. The pipeline's training stages
+    run through here too."""
+    from tempering.trainer.run import train
+
+    uploads = Uploader(url, run_dir, cfg.train.keep_checkpoints, cfg.storage.retry_s,
                        storage.latest_complete(url) if resume else None)
     try:
-        metrics = train(cfg, mirror, steps=steps, resume=resume, progress=progress, env=env, publish=uploads)
+        metrics = train(cfg, run_dir, resume=resume, publish=uploads, **train_kwargs)
     except BaseException as e:
         # The run failed (or is interrupted): what it saved still goes up, but not on Ctrl-C, and
         # its own error is the one reported.
@@ -210,5 +219,5 @@ def train_remote(url: str, cfg: Config | None, steps: int | None = None, progres
             pass
         raise
     uploads.close()
-    uploads.retrying("the run files", lambda: storage.sync_run_files(mirror, url))
+    uploads.retrying("the run files", lambda: storage.sync_run_files(run_dir, url))
     return metrics

@@ -21,7 +21,8 @@ from tempering.trainer.remote import mirror_dir
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "configs" / "tiny-pipeline.yaml"
 HARNESS_S = 900  # wide: the tiny pipeline takes a few minutes on 2 cores
-SFT = ("--set", "sft.train.steps=3")
+# three SFT steps (one to cut after, two to resume); one small evaluation: the stages, not their scores, are tested
+SFT = ("--set", "sft.train.steps=3", "--set", "eval.watch={}", "--set", "eval.envs={sql/sqlite-v1: {n: 2}}")
 
 
 def _machine(tmp_path: Path, name: str) -> tuple[Path, Path]:
