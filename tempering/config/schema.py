@@ -167,6 +167,10 @@ class DataConfig:
     """sft: pack several examples into each row up to max_len (no padding waste)."""
     shuffle: bool = True
     """Shuffle each epoch (seeded by seed and epoch)."""
+    streaming: bool = False
+    """Read, tokenize and train on rows as they arrive (shuffled within shuffle_buffer) instead of reading all of them before step 1; train.epochs then ends the run when read (docs/storage.md)."""
+    shuffle_buffer: int = 1000
+    """data.streaming: examples held and drawn from at random; step 1 waits for this many, memory holds this many."""
 
 
 @dataclass(frozen=True)

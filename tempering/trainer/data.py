@@ -12,7 +12,8 @@ a resumed run reads the same examples in the same order.
 
 A file at a URL (s3://...) is streamed: rows are parsed and tokenized as its bytes arrive, and
 only token ids are kept. Every row is still read before the first step, because the order is a
-permutation of all examples (its length sets the epoch) and packing draws from all of them.
+permutation of all examples (its length sets the epoch) and packing draws from all of them;
+with data.streaming, trainer/stream.py reads, tokenizes and shuffles them as they arrive instead.
 """
 
 from __future__ import annotations
@@ -151,34 +152,55 @@ def tokenize_pair(tok, row: dict, where: str, end_token: bool = True) -> Pair:
                 tuple(tok.encode(row["rejected"], add_special_tokens=False) + end))
 
 
+def chat_example(tok, row: dict, where: str) -> Example:
+    """One sft row (its chat `messages`) tokenized; `where` names the row in errors."""
+    if "messages" not in row:
+        raise ConfigError(f"{where}: an sft row needs a 'messages' list (chat format)")
+    return tokenize_chat(tok, _messages(row["messages"], where))
+
+
+def example_len(e: Example) -> int:
+    return len(e.ids)
+
+
+def pair_len(p: Pair) -> int:
+    """Tokens of the prompt and its longer reply: what must fit in data.max_len."""
+    return len(p.prompt) + max(len(p.chosen), len(p.rejected))
+
+
 def load_examples(path, tok, max_len: int) -> list[Example]:
     """The chat rows of `path` that fit in max_len tokens. Longer ones are dropped, not cut
     (a cut conversation loses its last reply, the one that scored), and said so on stderr."""
-    out = []
-    for n, row in enumerate(iter_rows(path), 1):  # tokenized as it streams in: only token ids are kept
-        if "messages" not in row:
-            raise ConfigError(f"{path} row {n}: an sft row needs a 'messages' list (chat format)")
-        out.append(tokenize_chat(tok, _messages(row["messages"], f"{path} row {n}")))
-    return _fitting(out, lambda e: len(e.ids), max_len, path, "sft row")
+    # tokenized as it streams in: only token ids are kept
+    out = [chat_example(tok, row, f"{path} row {n}") for n, row in enumerate(iter_rows(path), 1)]
+    return _fitting(out, example_len, max_len, path, "sft row")
 
 
 def _fitting(items: list, length: Callable, max_len: int, path, what: str) -> list:
     kept = [x for x in items if length(x) <= max_len]
     if not kept:
-        raise ConfigError(f"every {what} in {path} is longer than data.max_len ({max_len}): raise data.max_len")
+        raise too_long_error(path, what, max_len)
     if len(kept) < len(items):
-        longest = max(length(x) for x in items)
-        print(f"{path}: {len(items) - len(kept)} of {len(items)} {what}s are longer than data.max_len ({max_len}; "
-              f"the longest has {longest} tokens) and were dropped, not cut: raise data.max_len to keep them",
-              file=sys.stderr, flush=True)
+        report_dropped(path, what, max_len, len(items) - len(kept), len(items), max(length(x) for x in items))
     return kept
+
+
+def too_long_error(path, what: str, max_len: int) -> ConfigError:
+    return ConfigError(f"every {what} in {path} is longer than data.max_len ({max_len}): raise data.max_len")
+
+
+def report_dropped(path, what: str, max_len: int, dropped: int, seen: int, longest: int) -> None:
+    """One line on stderr: rows longer than max_len were dropped, not cut."""
+    print(f"{path}: {dropped} of {seen} {what}s are longer than data.max_len ({max_len}; "
+          f"the longest has {longest} tokens) and were dropped, not cut: raise data.max_len to keep them",
+          file=sys.stderr, flush=True)
 
 
 def load_pairs(path, tok, max_len: int, end_token: bool = True) -> list[Pair]:
     """Pairs whose prompt plus longer reply fit in max_len (longer ones are dropped, not cut:
     a cut reply may no longer be the better one)."""
     pairs = [tokenize_pair(tok, row, f"{path} row {n}", end_token) for n, row in enumerate(iter_rows(path), 1)]
-    return _fitting(pairs, lambda p: len(p.prompt) + max(len(p.chosen), len(p.rejected)), max_len, path, "pair")
+    return _fitting(pairs, pair_len, max_len, path, "pair")
 
 
 class Cursor:

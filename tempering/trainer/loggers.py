@@ -52,9 +52,10 @@ def _scalars(metrics: dict) -> dict[str, float]:
 
 class ProgressLines:
     """One line per step for logs and pipes: step, reward, pass rate, informative groups,
-    seconds, and the ETA against the step budget or the time budget, whichever ends first."""
+    seconds, and the ETA against the step budget or the time budget, whichever ends first
+    (`total` None: the run ends with a streamed corpus, its steps unknown)."""
 
-    def __init__(self, total: int, start: int, max_minutes: float, out=None) -> None:
+    def __init__(self, total: int | None, start: int, max_minutes: float, out=None) -> None:
         self.total, self.start, self.out = total, start, out or sys.stdout
         self.t0 = time.monotonic()
         self.deadline = self.t0 + max_minutes * 60 if max_minutes > 0 else math.inf
@@ -62,8 +63,9 @@ class ProgressLines:
     def log(self, step: int, metrics: dict, episodes=()) -> None:
         now = time.monotonic()
         per_step = (now - self.t0) / max(step - self.start, 1)
-        eta = min(per_step * (self.total - step), max(self.deadline - now, 0.0))
-        parts = [f"step {step}/{self.total}"]
+        left = per_step * (self.total - step) if self.total is not None else math.inf
+        eta = min(left, max(self.deadline - now, 0.0))
+        parts = [f"step {step}/{self.total}" if self.total is not None else f"step {step}"]
         for key, fmt in (("reward_mean", "reward {:.3f}"), ("pass_rate", "pass {:.2f}"), ("loss", "loss {:.4f}"),
                          ("kl", "kl {:.4f}")):
             if isinstance(metrics.get(key), (int, float)):
@@ -71,7 +73,8 @@ class ProgressLines:
         if "groups_informative" in metrics:
             parts.append(f"informative {metrics['groups_informative']}/{metrics.get('groups_sampled', '?')}")
         parts.append(f"{metrics.get('time_step', per_step):.1f}s")
-        parts.append(f"ETA {_clock(eta)}")
+        if eta < math.inf:
+            parts.append(f"ETA {_clock(eta)}")
         print(" ".join(parts), file=self.out, flush=True)
 
     def close(self) -> None:

@@ -25,7 +25,7 @@ from tempering.trainer.loggers import ProgressLines, TensorBoardLogger, WandbLog
 class _Bar:
     """The rich progress bar, as a logger."""
 
-    def __init__(self, total: int, start: int, summary) -> None:
+    def __init__(self, total: int | None, start: int, summary) -> None:  # None: an open-ended bar
         self.summary = summary
         self.bar = Progress(TextColumn("[bold]train"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             TextColumn("{task.fields[info]}"))
@@ -42,7 +42,7 @@ class _Bar:
 class Observers:
     """Progress, loggers and the alert watch of one run."""
 
-    def __init__(self, cfg: Config, run_dir: Path, store: Store, total: int, start: int, summary,
+    def __init__(self, cfg: Config, run_dir: Path, store: Store, total: int | None, start: int, summary,
                  progress: bool = True) -> None:
         self.cfg, self.store = cfg, store
         mode = cfg.log.progress if progress else "off"

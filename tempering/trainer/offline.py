@@ -3,7 +3,8 @@
 Each step takes `data.batch_size * optim.grad_accum` examples in the cursor's seeded
 order, runs them as `grad_accum` micro-batches, and makes one optimiser step. Losses are
 normalised by counts over the whole step (tokens for sft, pairs for dpo and the reward
-model), so 1 micro-batch of 8 and 8 micro-batches of 1 give the same gradient.
+model), so 1 micro-batch of 8 and 8 micro-batches of 1 give the same gradient. With
+data.streaming the examples come from a Stream (trainer/stream.py) in its buffer-shuffled order.
 """
 
 from __future__ import annotations
@@ -17,17 +18,32 @@ from tempering.algorithms.preference import bradley_terry_loss, dpo_loss
 from tempering.config import RECIPES, Config
 from tempering.trainer.data import Cursor, load_examples, load_pairs, pack, pad_batch
 from tempering.trainer.logprobs import group_logprobs
+from tempering.trainer.stream import Stream, corpus_stream
 
 
 class _OfflineStep:
     """What the three share: data cursor, micro-batching, the optimiser step, state."""
 
-    def __init__(self, cfg: Config, model, tokenizer, optimizer, scheduler, items: list):
+    def __init__(self, cfg: Config, model, tokenizer, optimizer, scheduler, items: list | Stream):
         self.cfg, self.model, self.tokenizer = cfg, model, tokenizer
         self.optimizer, self.scheduler = optimizer, scheduler
         self.items = items
-        self.cursor = Cursor(len(items), cfg.seed, cfg.data.shuffle)
+        self.cursor = items if isinstance(items, Stream) else Cursor(len(items), cfg.seed, cfg.data.shuffle)
         self.pad = tokenizer.pad_token_id or 0
+
+    def take(self, k: int) -> list:
+        if isinstance(self.cursor, Stream):
+            return self.cursor.take(k)
+        return [self.items[i] for i in self.cursor.take(k)]
+
+    @property
+    def exhausted(self) -> bool:
+        """A streamed corpus's train.epochs are read (the run ends); a list's cursor never ends."""
+        return isinstance(self.cursor, Stream) and self.cursor.exhausted
+
+    def close(self) -> None:
+        if isinstance(self.cursor, Stream):
+            self.cursor.close()
 
     def state_dict(self) -> dict:
         return {"cursor": self.cursor.state_dict()}
@@ -38,7 +54,7 @@ class _OfflineStep:
     def step(self, step: int) -> dict:
         t0 = time.perf_counter()
         bs, accum = self.cfg.data.batch_size, self.cfg.optim.grad_accum
-        batch = [self.items[i] for i in self.cursor.take(bs * accum)]
+        batch = self.take(bs * accum)  # fewer only in a streamed corpus's last epoch
         self.model.train()
         self.optimizer.zero_grad(set_to_none=True)
         metrics = self.accumulate([batch[i:i + bs] for i in range(0, len(batch), bs)])
@@ -162,10 +178,13 @@ def pair_accuracy(model, pairs, pad_id: int, batch: int = 16) -> float:
     return right / len(pairs)
 
 
-def offline_items(cfg: Config, tok) -> list:
+def offline_items(cfg: Config, tok) -> list | Stream:
     """The data file's rows as its recipe trains on them: chat examples for sft, pairs for
-    dpo and the reward model (rows longer than data.max_len dropped, said on stderr)."""
+    dpo and the reward model (rows longer than data.max_len dropped, said on stderr); all of
+    them, or with data.streaming a Stream that reads them as steps take them."""
     d, recipe = cfg.data, RECIPES[cfg.algorithm.name]
+    if d.streaming:
+        return corpus_stream(cfg, tok)
     if recipe.data == "sft":
         return load_examples(d.path, tok, d.max_len)
     return load_pairs(d.path, tok, d.max_len, end_token=recipe.head != "reward")
@@ -176,7 +195,7 @@ def epoch_steps(cfg: Config, rows: int) -> int:
     return max(1, math.ceil(cfg.train.epochs * rows / (cfg.data.batch_size * cfg.optim.grad_accum)))
 
 
-def make_offline_step(cfg: Config, loaded, optimizer, scheduler, items: list | None = None):
+def make_offline_step(cfg: Config, loaded, optimizer, scheduler, items: list | Stream | None = None):
     """The step its recipe asks for: SFT on chat rows, a reward model on pairs, or DPO on
     pairs against a frozen copy of the start; `items` are offline_items, loaded if not given."""
     tok = loaded.tokenizer

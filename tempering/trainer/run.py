@@ -158,8 +158,8 @@ def _runner(cfg: Config, loaded, optimizer, scheduler, env, ckpt: Path | None, i
 
 def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = False, progress: bool = True,
           policy=None, env=None, publish: Callable[[Path, Path, int], None] | None = None) -> list[dict]:
-    """Run (or continue) training until `steps` optimiser steps or `train.max_minutes`.
-    Returns the new metric lines.
+    """Run (or continue) training until `steps` optimiser steps, `train.max_minutes`, or the end
+    of a streamed corpus's train.epochs (data.streaming). Returns the new metric lines.
 
     `policy` may pass an already-loaded LoadedModel (the demo evaluates and trains one model);
     `env` may pass an env object instead of the registered `cfg.env.id` (tests use this);
@@ -174,11 +174,10 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
     loaded = _load_model(cfg, ckpt, policy)
     items = None
     if RECIPES[cfg.algorithm.name].kind != "rl":
-        from tempering.trainer.offline import epoch_steps, offline_items
+        from tempering.trainer.offline import offline_items
 
         items = offline_items(cfg, loaded.tokenizer)
-    total = steps if steps is not None else epoch_steps(cfg, len(items)) if items and cfg.train.epochs > 0 \
-        else cfg.train.steps
+    total = _total_steps(cfg, steps, items)
     optimizer, scheduler = _optimizer(cfg, loaded.model, total)
     runner = _runner(cfg, loaded, optimizer, scheduler, env, ckpt, items)
     store = Store(run_dir / STORE_FILE)
@@ -207,7 +206,8 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
         guard = _guard(cfg, run_dir, loaded)
         durations: list[float] = []
         # Stop before a step that would likely end past the time budget, not after it.
-        while step < total and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
+        while (total is None or step < total) and not getattr(runner, "exhausted", False) \
+                and time.monotonic() + max(durations[-3:], default=0.0) < deadline:
             step += 1
             t_step = time.monotonic()
             metrics = runner.step(step) | meter.after_step()
@@ -226,7 +226,7 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
                 print(f"stopping at step {step}: alert {stop} is in train.stop_on", file=sys.stderr, flush=True)
                 break
             over = meter.next_step_fits()
-            if over is not None and step < total:
+            if over is not None and (total is None or step < total):
                 store.add_alert(step, "budget", over)
                 print(f"stopping at step {step}: {over}", file=sys.stderr, flush=True)
                 break
@@ -243,6 +243,21 @@ def train(cfg: Config, run_dir: Path, steps: int | None = None, resume: bool = F
 
         write_report(run_dir)
     return logged
+
+
+def _total_steps(cfg: Config, steps: int | None, items) -> int | None:
+    """--steps, else train.epochs' steps over the data's rows, else train.steps. None where a
+    streamed corpus is read for train.epochs passes: its length is known only once read, and the
+    run ends with the data (the step runner's `exhausted`)."""
+    if steps is not None:
+        return steps
+    if items is None or cfg.train.epochs <= 0:
+        return cfg.train.steps
+    if cfg.data.streaming:
+        return None
+    from tempering.trainer.offline import epoch_steps
+
+    return epoch_steps(cfg, len(items))
 
 
 def _guard(cfg: Config, run_dir: Path, loaded):

@@ -70,6 +70,7 @@ def _choices_and_ranges(cfg: Config) -> None:
                 "rollout.max_new_tokens": r.max_new_tokens, "rollout.max_rounds_per_step": r.max_rounds_per_step,
                 "rollout.max_turns": r.max_turns, "algorithm.epochs": a.epochs, "optim.grad_accum": o.grad_accum,
                 "data.batch_size": cfg.data.batch_size, "data.max_len": cfg.data.max_len,
+                "data.shuffle_buffer": cfg.data.shuffle_buffer,
                 "train.save_every": cfg.train.save_every, "scheduler.rollout_workers": cfg.scheduler.rollout_workers,
                 "scheduler.sandbox_workers": cfg.scheduler.sandbox_workers, "scheduler.env_workers": cfg.scheduler.env_workers}
     for key, value in positive.items():
@@ -155,3 +156,18 @@ def _offline(cfg: Config, recipe: Recipe) -> None:
     if a.beta > 0:
         raise ConfigError(f"algorithm.beta is RL's KL coefficient; {a.name} does not use it"
                           + (f": set preference.beta for {a.name}" if recipe.preference else ": remove it"))
+    _streaming(cfg)
+
+
+def _streaming(cfg: Config) -> None:
+    """A streamed corpus's length is known only once read: train.epochs ends the run, not sizes it."""
+    epochs = cfg.train.epochs
+    if not cfg.data.streaming or not epochs:
+        return
+    if epochs != int(epochs):
+        raise ConfigError(f"train.epochs must be a whole number with data.streaming, got {epochs}: a streamed "
+                          f"corpus's length is known only once it is read, so part of a pass cannot be sized")
+    if cfg.optim.schedule == "cosine":
+        raise ConfigError("optim.schedule cosine ends at the last step, but with data.streaming and train.epochs the "
+                          "steps are known only once the data is read: set train.epochs 0 and train.steps, or "
+                          "optim.schedule constant")

@@ -172,11 +172,16 @@ def _run_cli_and_kill_after(run_dir, args, checkpoint: str, timeout: float = 240
         proc.wait()
 
 
-@pytest.mark.parametrize("algorithm", ["grpo", "sft", "dpo"])
+@pytest.mark.parametrize("algorithm", ["grpo", "sft", "dpo", "sft-streaming"])
 def test_kill_9_then_resume_is_bitwise_identical(tmp_path, algorithm, sft_file, pairs_file):
-    """4 steps in one go == 2 steps, kill -9, --resume to 4: identical weights and metrics."""
+    """4 steps in one go == 2 steps, kill -9, --resume to 4: identical weights and metrics.
+    sft-streaming: the resume re-reads the stream to example 14 of 24 (steps of 7 through a
+    buffer of 5), and step 4 crosses into the second epoch's freshly seeded pass."""
     if algorithm == "grpo":
         sets = {"algorithm.beta": 0.04}  # the reference model and KL term too
+    elif algorithm == "sft-streaming":
+        sets = {"algorithm.name": "sft", "algorithm.beta": 0, "data.batch_size": 7, "data.max_len": 128,
+                "optim.lr": 1e-3, "data.path": str(sft_file), "data.streaming": "true", "data.shuffle_buffer": 5}
     else:
         sets = {"algorithm.name": algorithm, "algorithm.beta": 0, "data.batch_size": 4, "data.max_len": 128,
                 "optim.lr": 1e-3, "data.path": str(sft_file if algorithm == "sft" else pairs_file)}
