@@ -1,6 +1,7 @@
 """Corpora at s3:// URLs against a real SeaweedFS server (tests/conftest.py): JSONL and Parquet
 rows arrive as the file streams in, never after a download of the whole file; `temper data sft
---out s3://...` writes one, and an sft run trains on it."""
+--out s3://...` writes one, and an sft run trains on it; with data.streaming the first step
+trains after one shuffle buffer of rows has arrived, not the corpus."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from tempering import storage
 from tempering.cli.main import main
 from tempering.errors import ConfigError
-from tempering.trainer import data
+from tempering.trainer import data, offline, stream
 from tempering.trainer.data import iter_rows, read_rows
 from tempering.trainer.make_data import write_jsonl
 
@@ -94,3 +95,37 @@ def test_data_sft_writes_to_a_url_that_an_sft_run_trains_on(s3, tmp_path, capsys
     cfg = load_config("configs/tiny-cpu.yaml", [f"{k}={v}" for k, v in sets.items()])
     prepare_run(cfg, tmp_path / "run")
     assert [m["step"] for m in train(cfg, tmp_path / "run", steps=1, progress=False)] == [1]
+
+
+def test_a_streamed_corpus_at_a_url_trains_step_1_on_one_buffer_of_it(s3, tmp_path, monkeypatch):
+    """data.streaming, a buffer of 16: when step 1 computes its loss, 16 + 2 rows of 2000 have been
+    read (the buffer, and one refill per example of the batch of 2), a few blocks of a 2 MB file."""
+    from tempering.config import load_config
+    from tempering.trainer import prepare_run, train
+
+    rows, local = _rows(2000), tmp_path / "sft.jsonl"
+    write_jsonl(rows, local)
+    url = storage.join(s3.prefix, "sft.jsonl")
+    storage.put(local, url)
+    opened, read, at_step = _opened(monkeypatch), [], []
+    real_rows, real_accumulate = stream.iter_rows, offline.SFTStep.accumulate
+
+    def counted(path):
+        for row in real_rows(path):
+            read.append(row)
+            yield row
+
+    def accumulate(step, micro_batches):  # the loss of a step, before its optimiser update
+        at_step.append((len(read), opened[-1].cache.total_requested_bytes))
+        return real_accumulate(step, micro_batches)
+
+    monkeypatch.setattr(stream, "iter_rows", counted)
+    monkeypatch.setattr(offline.SFTStep, "accumulate", accumulate)
+    sets = {"algorithm.name": "sft", "algorithm.beta": 0, "data.batch_size": 2, "data.max_len": 1024,
+            "data.path": url, "data.streaming": "true", "data.shuffle_buffer": 16}
+    cfg = load_config("configs/tiny-cpu.yaml", [f"{k}={v}" for k, v in sets.items()])
+    prepare_run(cfg, tmp_path / "run")
+    assert [m["step"] for m in train(cfg, tmp_path / "run", steps=1, progress=False)] == [1]
+    [(rows_read, fetched)] = at_step
+    assert rows_read == 16 + 2 and len(opened) == 1
+    assert 0 < fetched <= 2 * BLOCK < local.stat().st_size / 8
