@@ -53,6 +53,9 @@ class EvalResult:
     """Tasks really scored (n - infra_failed): accuracy, its CI and format_rate are over these."""
     first_correct: int | None = None
     """Multi-reply evaluations: tasks passed on the first reply, before any feedback (None for one reply)."""
+    repeated: int | None = None
+    """Multi-reply evaluations: episodes where a reply after feedback repeats an earlier reply word
+    for word (the feedback was not used; None for one reply)."""
 
     def __post_init__(self) -> None:
         if self.scored is None:
@@ -63,6 +66,8 @@ class EvalResult:
                 f"95% CI [{self.ci_low:.1%}, {self.ci_high:.1%}]")
         if self.first_correct is not None:
             line += f"; first reply {self.first_correct}/{self.scored}"
+        if self.repeated:
+            line += f"; {self.repeated} repeated an earlier reply word for word"
         if self.infra_failed:
             line += (f"; {self.infra_failed} of {self.n} not scored (the sandbox failed on every try): "
                      f"accuracy is over the {self.scored} scored")
@@ -140,4 +145,19 @@ def evaluate_episodes(client, env_id: str, split: str = "test", n: int = 50, max
                      lambda i: not str(i["status"]).startswith("no_"))
     if max_turns > 1:  # an episode ends at its first pass: one turn and passed is a first-reply pass
         result.first_correct = sum(i["passed"] and i["turns"] == 1 for i in items if not i["infra_failed"])
+        result.repeated = sum(repeats_a_reply(i["replies"]) for i in items if not i["infra_failed"])
     return result
+
+
+def repeats_a_reply(replies: list[str]) -> bool:
+    """Whether a reply after the first is, whitespace at its ends aside, one given before it.
+
+    >>> repeats_a_reply(["a", "b ", "b"]), repeats_a_reply(["a", "b"])
+    (True, False)
+    """
+    seen: set[str] = set()
+    for reply in replies:
+        if reply.strip() in seen:
+            return True
+        seen.add(reply.strip())
+    return False

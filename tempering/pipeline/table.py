@@ -32,6 +32,7 @@ def _point(path: Path) -> dict | None:
             rewards.setdefault(item["family"], []).append(float(item.get("reward") or 0.0))
     point = {"accuracy": r["accuracy"], "ci": [r["ci_low"], r["ci_high"]], "n": r["n"], "correct": r["correct"],
              "infra_failed": r.get("infra_failed", 0), "first_correct": r.get("first_correct"),
+             "repeated": r.get("repeated"),
              "format_rate": r["format_rate"], "mean_response_tokens": r["mean_response_tokens"],
              "seconds": r["seconds"], "families": dict(sorted(families.items())),
              # a task the sandbox failed was not scored: it takes no part in the paired tests
@@ -70,6 +71,8 @@ def _cell(p: dict | None) -> str:
     cell = f"{p['accuracy']:.1%} [{p['ci'][0]:.0%}, {p['ci'][1]:.0%}] n={p['n']}"
     if p.get("first_correct") is not None:  # a multi-reply evaluation: the first reply's passes too
         cell += f", first reply {p['first_correct']}"
+    if p.get("repeated"):  # episodes whose reply after feedback repeated an earlier one
+        cell += f", {p['repeated']} repeated"
     return cell
 
 

@@ -109,5 +109,9 @@ def test_a_multi_reply_evaluation_counts_first_reply_passes_apart(units, tiny):
     result = evaluate_episodes(ScriptedClient(tiny.tokenizer, replies), "units/convert-v1", "test", n=3, max_turns=2)
     assert [(i["passed"], i["turns"]) for i in result.items] == [(True, 2), (True, 1), (False, 2)]
     assert (result.correct, result.first_correct) == (2, 1) and "first reply 1/3" in result.summary()
+    assert result.repeated == 0  # "no number", then "still none": different words
+    again = evaluate_episodes(ScriptedClient(tiny.tokenizer, ["no number", right[1], "x", "no number", "y"]),
+                              "units/convert-v1", "test", n=3, max_turns=2)
+    assert again.repeated == 1 and "1 repeated an earlier reply word for word" in again.summary()
     one = evaluate_episodes(ScriptedClient(tiny.tokenizer, replies[:3]), "units/convert-v1", "test", n=3, max_turns=1)
-    assert (one.correct, one.first_correct) == (1, None)
+    assert (one.correct, one.first_correct, one.repeated) == (1, None, None)

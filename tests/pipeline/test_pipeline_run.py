@@ -248,10 +248,10 @@ def test_the_control_makes_as_many_updates_as_the_real_rl_stage(tmp_path):
 def test_a_multi_reply_cell_shows_its_first_reply_passes():
     from tempering.pipeline.table import report_lines
 
-    point = {"accuracy": 0.3, "ci": [0.2, 0.4], "n": 90, "first_correct": 12}
+    point = {"accuracy": 0.3, "ci": [0.2, 0.4], "n": 90, "first_correct": 12, "repeated": 40}
     results = {"sql/handwritten-v1": {"test": {"group": "watch", "points": {"sft": point}, "paired": {}}}}
     row = next(line for line in report_lines({"name": "p", "results": results}) if "sql/handwritten-v1" in line)
-    assert "30.0% [20%, 40%] n=90, first reply 12" in row
+    assert "30.0% [20%, 40%] n=90, first reply 12, 40 repeated" in row
     results["sql/handwritten-v1"]["test"]["points"]["sft"] = {**point, "first_correct": None}
     row = next(line for line in report_lines({"name": "p", "results": results}) if "sql/handwritten-v1" in line)
     assert "first reply" not in row
