@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 import torch
 from transformers import DynamicCache, PreTrainedModel, PreTrainedTokenizerBase
-from transformers.cache_utils import DynamicLayer
 
+from tempering.rollout.kv import RoomyLayer, pad_left
 from tempering.rollout.prefix import PrefixStore
 from tempering.types import Completion, SamplingParams
 
@@ -222,7 +222,7 @@ class Engine:
         tail = request.prompt_ids[done:]
         self.prefilled += len(tail)
         cache = DynamicCache()
-        cache.layers = [_RoomyLayer(k, v) for k, v in kv]
+        cache.layers = [RoomyLayer(k, v) for k, v in kv]
         mask = torch.ones(1, len(request.prompt_ids), dtype=torch.long, device=device)
         positions = torch.arange(done, len(request.prompt_ids), device=device)[None]
         logits = self.model(input_ids=torch.tensor([list(tail)], device=device), attention_mask=mask,
@@ -244,13 +244,13 @@ class Engine:
                rows: list[_Row]) -> None:
         if not self.rows:
             self.cache = cache
-            cache.layers = [_RoomyLayer(layer.keys, layer.values, rows=self.max_batch) for layer in cache.layers]
+            cache.layers = [RoomyLayer(layer.keys, layer.values, rows=self.max_batch) for layer in cache.layers]
             self.mask, self.next_pos, self.logits, self.rows = mask, next_pos, logits, rows
             return
         width = max(self.mask.shape[1], mask.shape[1])
         for mine, theirs in zip(self.cache.layers, cache.layers):
             mine.append_rows(theirs.keys, theirs.values)
-        self.mask = torch.cat([_pad_left(self.mask, width, dim=1), _pad_left(mask, width, dim=1)], dim=0)
+        self.mask = torch.cat([pad_left(self.mask, width, dim=1), pad_left(mask, width, dim=1)], dim=0)
         self.next_pos = torch.cat([self.next_pos, next_pos])
         self.logits = torch.cat([self.logits, logits])
         self.rows += rows
@@ -299,91 +299,6 @@ class Engine:
 
     def _text(self, tokens: list[int]) -> str:
         return reply_text(self.tokenizer, tokens, self.params.stop)
-
-
-class _RoomyLayer(DynamicLayer):
-    """A KV-cache layer with room to grow, in rows and in columns. Keys and values live in
-    buffers with spare columns, and each decode step writes its column in place; rows that
-    join are written into spare rows, and a finished row is overwritten by a live one. A
-    plain DynamicLayer concatenates the whole cache at every step, and selecting or adding
-    rows copies all of it: with a wide batch and long contexts, those copies took 38% and
-    then 49% of decode time on a 2-core CPU (py-spy, HumanEval pass@10 sampling)."""
-
-    GROW = 256
-
-    def __init__(self, keys: torch.Tensor, values: torch.Tensor, width: int | None = None, rows: int = 0) -> None:
-        """Hold `keys`/`values` (B, H, L, D) right-aligned at column `width` (default L), with
-        room for at least `rows` rows."""
-        super().__init__()
-        b, h, n, d = keys.shape
-        width = n if width is None else width
-        self.kbuf = keys.new_zeros(max(b, rows), h, width + self.GROW, d)
-        self.vbuf = values.new_zeros(max(b, rows), h, width + self.GROW, d)
-        self.kbuf[:b, :, width - n:width] = keys
-        self.vbuf[:b, :, width - n:width] = values
-        self.n, self.rows = width, b
-        self.device, self.dtype, self.is_initialized = keys.device, keys.dtype, True
-        self._view()
-
-    def _view(self) -> None:
-        self.keys, self.values = self.kbuf[:self.rows, :, :self.n], self.vbuf[:self.rows, :, :self.n]
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
-        q = key_states.shape[-2]
-        if self.n + q > self.kbuf.shape[2]:
-            self.kbuf = torch.cat([self.kbuf, self.kbuf.new_zeros(*self.kbuf.shape[:2], q + self.GROW, self.kbuf.shape[3])], 2)
-            self.vbuf = torch.cat([self.vbuf, self.vbuf.new_zeros(*self.vbuf.shape[:2], q + self.GROW, self.vbuf.shape[3])], 2)
-        self.kbuf[:self.rows, :, self.n:self.n + q] = key_states
-        self.vbuf[:self.rows, :, self.n:self.n + q] = value_states
-        self.n += q
-        self._view()
-        return self.keys, self.values
-
-    def append_rows(self, keys: torch.Tensor, values: torch.Tensor) -> None:
-        """Add rows (B', H, L', D), right-aligned with the rows already here (left-padded
-        with zeros, which the attention mask hides)."""
-        b, _, n, _ = keys.shape
-        if self.rows + b > self.kbuf.shape[0] or n > self.n:
-            width = max(self.n, n)
-            grown = _RoomyLayer(_pad_left(self.keys, width), _pad_left(self.values, width),
-                                rows=max(self.rows + b, self.kbuf.shape[0]))  # keep the spare rows
-            self.kbuf, self.vbuf, self.n = grown.kbuf, grown.vbuf, width
-        new = slice(self.rows, self.rows + b)
-        self.kbuf[new, :, :self.n - n] = 0
-        self.vbuf[new, :, :self.n - n] = 0
-        self.kbuf[new, :, self.n - n:self.n] = keys
-        self.vbuf[new, :, self.n - n:self.n] = values
-        self.rows += b
-        self._view()
-
-    def keep_rows(self, rows: int, src: torch.Tensor, dst: torch.Tensor) -> None:
-        """Copy rows `src` over rows `dst` (live columns only), then keep the first `rows`."""
-        if len(src):
-            self.kbuf[dst, :, :self.n] = self.kbuf[src, :, :self.n]
-            self.vbuf[dst, :, :self.n] = self.vbuf[src, :, :self.n]
-        self.rows = rows
-        self._view()
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        self.kbuf, self.vbuf = self.kbuf[indices], self.vbuf[indices]
-        self.rows = len(indices)
-        self._view()
-
-    def drop_left(self, columns: int) -> None:
-        """Forget the first `columns` columns (no row attends to them any more)."""
-        self.kbuf, self.vbuf = self.kbuf[:, :, columns:], self.vbuf[:, :, columns:]
-        self.n -= columns
-        self._view()
-
-
-def _pad_left(x: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
-    """Zero-pad `x` on the left of `dim` to `width` (cache tensors are (B, H, L, D))."""
-    missing = width - x.shape[dim]
-    if missing <= 0:
-        return x
-    shape = list(x.shape)
-    shape[dim] = missing
-    return torch.cat([x.new_zeros(shape), x], dim=dim)
 
 
 def stop_token_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> set[int]:
