@@ -185,7 +185,9 @@ def main() -> None:
                         f"MFU {gen['mfu']:6.2%}   weights read {gen['weight_gb_s']:7.0f} GB/s")
             print(rows[-1], flush=True)
             vl = time_generation_vllm(loaded, p, args.repeats, new_tokens=args.tokens)
-            if vl is not None:
+            if vl is None:
+                print(f"{arch:13s} vllm      not installed on this machine: hf timed alone", flush=True)
+            else:
                 res.setdefault("generation_vllm", []).append(vl)
                 rows.append(f"{arch:13s} vllm      {vl['rows']:4d} rows x {args.tokens} tok  {vl['tok_s']:10.0f} tok/s   "
                             f"x hf {vl['tok_s'] / gen['tok_s']:5.2f}   sync {vl['sync_s']:.2f} s ok {vl['sync_ok']}")
