@@ -14,12 +14,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 import pytest  # noqa: E402
 
 
-def pytest_collection_modifyitems(items):
-    """Tests marked `long` run first (a stable sort keeps the rest in order): under xdist, a
-    long test handed out last runs alone on one core while the other waits."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
-
-
 @pytest.fixture(scope="session")
 def tiny():
     from tempering.models import load

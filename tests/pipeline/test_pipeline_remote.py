@@ -5,8 +5,6 @@ a third machine finds it done, and a fourth branches a new run from it with `--f
 
 from __future__ import annotations
 
-import pytest
-
 import json
 import os
 import signal
@@ -57,7 +55,6 @@ def _steps(url: str) -> list[int]:
     return [json.loads(line)["step"] for line in storage.read_bytes(storage.join(url, "metrics.jsonl")).splitlines()]
 
 
-@pytest.mark.long
 def test_a_pipeline_at_a_url_is_cut_on_one_machine_and_finished_on_another(s3, tmp_path, monkeypatch, shared_sandbox):
     url = storage.join(s3.prefix, "pipe")
     first = _temper(_machine(tmp_path, "a"), "--run-dir", url, *SFT)

@@ -36,7 +36,6 @@ def _stage_processes(run: Path) -> list[int]:
     return [int(p) for p in out.split()]
 
 
-@pytest.mark.long
 def test_pipeline_runs_every_stage_and_resumes_after_kill(tmp_path, shared_sandbox):
     run = tmp_path / "pipe"
     flags = ["--run-dir", str(run), "--control", "shuffled", "--set", "sft.train.steps=4"]

@@ -61,7 +61,6 @@ class HackingPolicy:
         return out
 
 
-@pytest.mark.long
 def test_the_canary_alert_fires_when_the_policy_learns_the_hack_and_heldback_stays_clean(tmp_path, monkeypatch):
     cfg = load_config("configs/tiny-cpu.yaml", [
         "env.id=mix", "env.mix={code/synth-v1: 0.5, code/canary-v1: 0.5}", "rollout.prompts_per_step=4",

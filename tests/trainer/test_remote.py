@@ -92,7 +92,6 @@ def _jsonl(text: str) -> list[dict]:
     return [json.loads(x) for x in text.splitlines()]
 
 
-@pytest.mark.long
 def test_sigkill_mid_upload_then_resume_on_a_fresh_machine_equals_an_uninterrupted_run(s3, tmp_path, monkeypatch):
     """4 steps straight (local) == a run at s3:// SIGKILLed by itself while step 3's checkpoint
     uploads (its weights up, its manifest not), then resumed from an empty TEMPERING_HOME in a

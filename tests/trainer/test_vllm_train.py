@@ -69,7 +69,6 @@ def test_a_skipped_sync_is_caught_on_that_step_and_stops_the_run(tmp_path, parit
     assert "not sampling from the trained weights" in alerts[0]["message"]
 
 
-@pytest.mark.long
 def test_same_seed_same_run_and_a_resumed_run_equals_an_uninterrupted_one(tmp_path, parity_env):
     """fp32 vLLM on one machine: each sample's seed fixes its tokens and a resumed engine gets
     the checkpoint's exact weights, so the runs agree step for step."""

@@ -185,7 +185,6 @@ def test_check_env_five_per_split(shared_sandbox):
     assert report.ok and report.checked == 15, report.problems
 
 
-@pytest.mark.long
 def test_cli_writes_verified_tasks_that_eval_scores(tmp_path, capsys):
     from tempering.cli.main import main
 
