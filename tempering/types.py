@@ -26,10 +26,17 @@ class Message:
 
     role: str  # "system" | "user" | "assistant"
     content: str
+    weight: int = 1
+    """An assistant message's part in the SFT loss: 0 leaves it out (it stays in the context of
+    the replies after it), as in OpenAI's fine-tuning format. A repair demonstration's wrong
+    first attempt has 0: the model learns the fix, not the mistake."""
 
-    def as_dict(self) -> dict[str, str]:
-        """The form HF chat templates take."""
-        return {"role": self.role, "content": self.content}
+    def as_dict(self) -> dict:
+        """The form HF chat templates take (with `weight` only where it is 0)."""
+        out: dict = {"role": self.role, "content": self.content}
+        if self.weight != 1:
+            out["weight"] = self.weight
+        return out
 
 
 @dataclass(frozen=True)

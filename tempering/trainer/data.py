@@ -88,9 +88,14 @@ def _messages(value, where: str) -> list[Message]:
     if isinstance(value, str):
         return [Message("user", value)]
     try:
-        return [Message(m["role"], m["content"]) for m in value]
-    except (TypeError, KeyError):
+        messages = [Message(m["role"], m["content"], m.get("weight", 1)) for m in value]
+    except (TypeError, KeyError, AttributeError):
         raise ConfigError(f"{where}: messages must be a list of {{\"role\", \"content\"}} objects") from None
+    for m in messages:
+        if m.weight not in (0, 1) or (m.weight == 0 and m.role != "assistant"):
+            raise ConfigError(f"{where}: a message's weight is 0 or 1, and only an assistant message takes 0 "
+                              f"(got weight {m.weight!r} on a {m.role} message)")
+    return messages
 
 
 def _render(tok, messages: Sequence[Message], generation_prompt: bool) -> str:
@@ -108,14 +113,15 @@ class Example:
 
 def tokenize_chat(tok, messages: Sequence[Message]) -> Example:
     """Assistant-only loss mask: each assistant reply and its end-of-turn token are 1; system,
-    user and template tokens are 0. Pieces are encoded separately at turn boundaries, so the
-    mask lines up exactly with the tokens."""
+    user and template tokens are 0, and so is an assistant reply of weight 0 (a repair
+    demonstration's wrong attempt: context for the fix, not a target). Pieces are encoded
+    separately at turn boundaries, so the mask lines up exactly with the tokens."""
     ids: list[int] = []
     mask: list[int] = []
     done = ""
     special = set(tok.all_special_ids)
     for i, m in enumerate(messages):
-        if m.role != "assistant":
+        if m.role != "assistant" or m.weight == 0:
             continue
         opened = _render(tok, messages[:i], True)
         closed = _render(tok, messages[: i + 1], False)

@@ -6,7 +6,8 @@
              `Answer: (5,230 - 4,810) / 4,810 * 100 %`); single elsewhere
     repair   the prompt, a realistic wrong first attempt (the env's broken variant of the
              reference), the env's real feedback on it, then the corrected reply: the model
-             learns to read a verdict and fix its answer, which is what multi-turn RL asks
+             learns to read a verdict and fix its answer, which is what multi-turn RL asks.
+             The wrong attempt has weight 0: it is context for the fix, never a target
     tool     (envs with tools) the calls a careful worker makes, each with the tool's real
              output, then the answer: finance/filings-long-v1 reads the sections that hold
              the figures; terminal/repo-v1 runs the tests, reads the code where they fail,
@@ -59,6 +60,10 @@ class EnvDemos:
         if max_len is not None and tokens > max_len:
             self.dropped[f"{kind}: longer than sft.data.max_len ({max_len})"] += 1
             return
+        if kind == "repair":  # the wrong attempt is context for the fix, not a target (weight 0)
+            last = max(i for i, m in enumerate(messages) if m.role == "assistant")
+            messages = [Message(m.role, m.content, 0) if m.role == "assistant" and i < last else m
+                        for i, m in enumerate(messages)]
         self.rows.append({"messages": [m.as_dict() for m in messages], "task_id": task.id, "env": self.env_id,
                           "kind": kind, "tokens": tokens})
         self.tokens += tokens

@@ -200,6 +200,8 @@ def test_repair_demonstrations_of_docstring_tasks_replay_with_the_envs_feedback(
     messages = [Message(**m) for m in row["messages"]]
     env.reset(task)
     wrong, right = [m.content for m in messages if m.role == "assistant"]
+    # SFT learns the fix, not the mistake: the wrong attempt is weight 0, the fix weight 1
+    assert [m.weight for m in messages if m.role == "assistant"] == [0, 1]
     assert env.step(wrong).messages[0].content == messages[len(task.prompt) + 1].content
     assert task.reference.entry_point + "(" in messages[len(task.prompt) + 1].content
     assert env.step(right).reward == 1.0

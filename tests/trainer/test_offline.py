@@ -60,6 +60,27 @@ def test_sft_mask_covers_assistant_replies_and_their_end_tokens_only(tiny):
     assert tok.decode(ex.ids) == tok.apply_chat_template([m.as_dict() for m in msgs], tokenize=False)
 
 
+def test_an_assistant_reply_of_weight_0_is_context_not_a_target(tiny, tmp_path):
+    """A repair demonstration's wrong attempt (weight 0) stays in the tokens the fix is learned
+    after, and none of its tokens is learned; a weight on a user message is one clear error."""
+    from tempering.trainer.data import load_examples
+
+    tok = tiny.tokenizer
+    msgs = [Message("user", "2+2?"), Message("assistant", "5", 0), Message("user", "No: 5 != 4."),
+            Message("assistant", "4")]
+    ex = tokenize_chat(tok, msgs)
+    assert tok.decode([t for t, m in zip(ex.ids, ex.mask) if m]) == "4<|im_end|>"
+    assert tok.decode(ex.ids) == tok.apply_chat_template([m.as_dict() for m in msgs], tokenize=False)
+    assert "5<|im_end|>" in tok.decode(ex.ids)
+    path = tmp_path / "sft.jsonl"
+    path.write_text(json.dumps({"messages": [m.as_dict() for m in msgs]}) + "\n")
+    assert load_examples(path, tok, 128)[0] == ex  # the weight travels through the JSONL file
+    path.write_text(json.dumps({"messages": [{"role": "user", "content": "hi", "weight": 0},
+                                             {"role": "assistant", "content": "hello"}]}) + "\n")
+    with pytest.raises(ConfigError, match="only an assistant message takes 0"):
+        load_examples(path, tok, 128)
+
+
 def test_packing_gives_the_padded_batch_loss(tiny, sft_file):
     from tempering.trainer.data import load_examples
 
