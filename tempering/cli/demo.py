@@ -24,8 +24,12 @@ from tempering.rollout import HFClient
 from tempering.trainer import prepare_run, train
 
 
-def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None = None, run_dir: Path | None = None) -> dict:
-    overrides = [f"train.max_minutes={minutes}"] if minutes is not None else []
+def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None = None, run_dir: Path | None = None,
+             overrides: list[str] | None = None) -> dict:
+    """`overrides` are `--set KEY=VALUE` strings, e.g. rollout.engine=vllm to sample rollouts on vLLM
+    (the evaluations stay on the policy's own weights: greedy fp32 gives the same tokens on both)."""
+    overrides = list(overrides or [])
+    overrides += [f"train.max_minutes={minutes}"] if minutes is not None else []
     overrides += [f"eval.n={n_eval}"] if n_eval is not None else []
     cfg = load_config(config_path, overrides)
     run_dir = run_dir or Path("runs") / f"demo-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -41,7 +45,7 @@ def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None
     before.write_json(run_dir / "eval-before.json")
     console.print(before.summary())
 
-    console.print(f"[bold]2/3[/] GRPO for up to {cfg.train.max_minutes:g} minutes")
+    console.print(f"[bold]2/3[/] GRPO for up to {cfg.train.max_minutes:g} minutes, rollouts on {cfg.rollout.engine}")
     t0 = time.perf_counter()
     train(cfg, run_dir, policy=policy)
     train_minutes = (time.perf_counter() - t0) / 60
@@ -64,6 +68,7 @@ def run_demo(config_path: Path, minutes: float | None = None, n_eval: int | None
                     ci=((before.ci_low, before.ci_high), (after.ci_low, after.ci_high)))
     summary = {
         "run_dir": str(run_dir), "config": str(config_path), "env": cfg.env.id, "seed": cfg.seed, "n_eval": ev.n,
+        "engine": cfg.rollout.engine,
         "before": {"accuracy": before.accuracy, "ci": [before.ci_low, before.ci_high], "format_rate": before.format_rate,
                    "mean_response_tokens": before.mean_response_tokens},
         "after": {"accuracy": after.accuracy, "ci": [after.ci_low, after.ci_high], "format_rate": after.format_rate,

@@ -180,8 +180,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from tempering.cli.demo import run_demo
 
     summary = run_demo(config_path=Path(args.config), minutes=args.minutes, n_eval=args.n_eval,
-                       run_dir=Path(args.run_dir) if args.run_dir else None)
-    print(json.dumps({k: summary[k] for k in ("run_dir", "before", "after")}, indent=1))
+                       run_dir=Path(args.run_dir) if args.run_dir else None, overrides=args.set)
+    print(json.dumps({k: summary[k] for k in ("run_dir", "engine", "before", "after")}, indent=1))
     return 0
 
 
@@ -287,6 +287,8 @@ def _add_demo(sub) -> None:
     d.add_argument("--minutes", type=float, default=None, help="training time budget (default: the config's)")
     d.add_argument("--n-eval", type=int, default=None, help="held-out tasks per evaluation (default: the config's)")
     d.add_argument("--run-dir")
+    d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key (repeatable), e.g. rollout.engine=vllm")
     d.set_defaults(func=_cmd_demo)
 
 
