@@ -64,6 +64,9 @@ class Sampled:
     """Tokens per reply, as the env is evaluated with."""
     max_tasks: int = 2000
     """Train tasks tried at most."""
+    keep: str = "passed"
+    """passed: replies that score 1 (the model's skill, in its words). failed: a reply that fails,
+    kept as context (weight 0) before the env's feedback and the reference fix (self_repair)."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,8 @@ class Demos:
     feedback, fix), tool (tool calls, answer): weights."""
     sampled: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Env id -> Sampled fields: the base model's own replies to train tasks, kept where they
-    score 1, so SFT keeps a skill the base model has (on top of `tokens`)."""
+    score 1, so SFT keeps a skill the base model has, or where they fail, as the start of a
+    repair (keep: failed); on top of `tokens`."""
 
 
 @dataclass(frozen=True)

@@ -107,7 +107,8 @@ def run_demos(cfg: PipelineConfig, root: Path) -> dict:
 
 
 def _sampled_demos(cfg: PipelineConfig, count_tokens, max_len: int) -> list:
-    """The base model's own verified replies for every env of demos.sampled."""
+    """The base model's own replies for every env of demos.sampled: verified ones, or failed
+    ones followed by their feedback and the fix (keep: failed)."""
     from tempering.models import load
     from tempering.rollout import HFClient
     from tempering.trainer.demos import sampled_demonstrations
@@ -116,7 +117,7 @@ def _sampled_demos(cfg: PipelineConfig, count_tokens, max_len: int) -> list:
     client = HFClient(loaded.model, loaded.tokenizer)
     return [sampled_demonstrations(env_id, client, count_tokens, spec.tokens, spec.samples, spec.temperature,
                                    spec.max_new_tokens, cfg.options.get(env_id), cfg.seed, spec.max_tasks,
-                                   cfg.eval.batch_size, max_len)
+                                   cfg.eval.batch_size, max_len, spec.keep)
             for env_id, spec in cfg.sampled().items()]
 
 

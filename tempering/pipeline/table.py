@@ -10,7 +10,9 @@ from tempering.eval.stats import paired
 from tempering.pipeline.config import PipelineConfig
 from tempering.pipeline.stages import eval_file, eval_splits
 
-WATCH_LABEL = {False: " (not trained)", True: " (SFT replays the base's own verified replies)"}
+WATCH_LABEL = {False: " (not trained)", True: " (SFT replays the base's own verified replies)",
+               "failed": " (SFT trains fixes of the base's own failed replies)"}
+"""By the watched env's demos.sampled keep (earlier runs recorded True for passed)."""
 COMPARISONS = (("base", "sft"), ("sft", "rl"), ("base", "rl"), ("sft", "rl-shuffled"), ("rl-shuffled", "rl"))
 # The spurious-reward control passes where it gained at most this share of the real RL gain.
 CONTROL_SHARE = 1 / 3
@@ -61,8 +63,15 @@ def results_table(cfg: PipelineConfig, root: Path, points: list[str]) -> dict:
                 for v in found.values():
                     del v["passed"]
                 out.setdefault(env_id, {})[split] = {"group": group, "points": found, "paired": tests,
-                                                     "replayed": env_id in cfg.demos.sampled}
+                                                     "replayed": _replayed(cfg, env_id)}
     return out
+
+
+def _replayed(cfg, env_id: str) -> bool | str:
+    """How SFT saw a watched env: not at all (False), its passing replies (True), its failed ones (failed)."""
+    if env_id not in cfg.demos.sampled:
+        return False
+    return True if cfg.sampled()[env_id].keep == "passed" else "failed"
 
 
 def _cell(p: dict | None) -> str:
@@ -92,7 +101,7 @@ def report_lines(state: dict) -> list[str]:
                 t = tests.get(key)
                 return "—" if t is None else f"{t['points']:+.1f} (p={t['p']:.3g})"
 
-            name = env_id + (WATCH_LABEL[bool(s.get("replayed"))] if s["group"] == "watch" else "")
+            name = env_id + (WATCH_LABEL[s.get("replayed") or False] if s["group"] == "watch" else "")
             cells = [name, split, *(_cell(s["points"].get(p)) for p in points),
                      delta("base->sft"), delta("sft->rl"), delta("sft->rl-shuffled")]
             lines.append("| " + " | ".join(cells) + " |")

@@ -16,6 +16,10 @@
              sampling, `sampled_demonstrations`): replaying them keeps a skill the model
              already has, in its own words, where reference replies in other domains would
              overwrite it (SFT on code-only data turns every reply into a code block)
+    self_repair  the model's own reply where it fails (weight 0), the env's real feedback on
+             it, then the reference (`sampled_demonstrations(keep="failed")`): a repair whose
+             mistake is one the model really makes, not one a generator wrote, and whose fix
+             is a fresh answer rather than a one-edit copy of the attempt
 
 Every demonstration is played through a fresh env episode, reply by reply, and kept only
 when its last reply ends the episode with reward 1; what was dropped is counted by reason.
@@ -38,8 +42,13 @@ from tempering.types import Message, Task
 
 KINDS = ("single", "worked", "repair", "tool")
 SAMPLED = "sampled"
+SELF_REPAIR = "self_repair"
+KEEP = ("passed", "failed")
+"""What `sampled_demonstrations` keeps of the model's replies: those that score 1 (kind sampled),
+or one that fails, followed by its feedback and the reference (kind self_repair)."""
 TRAIN = "train"
 MAX_TRIES = 4
+PASSED_EARLY = "episode ended before the correction (the wrong attempt passed)"
 """Wrong first attempts tried per repair demonstration before the task is dropped."""
 
 
@@ -60,7 +69,7 @@ class EnvDemos:
         if max_len is not None and tokens > max_len:
             self.dropped[f"{kind}: longer than sft.data.max_len ({max_len})"] += 1
             return
-        if kind == "repair":  # the wrong attempt is context for the fix, not a target (weight 0)
+        if kind in ("repair", SELF_REPAIR):  # the wrong attempt is context for the fix, not a target (weight 0)
             last = max(i for i, m in enumerate(messages) if m.role == "assistant")
             messages = [Message(m.role, m.content, 0) if m.role == "assistant" and i < last else m
                         for i, m in enumerate(messages)]
@@ -91,7 +100,9 @@ def _replay(env, task: Task, replies: Sequence[str]) -> tuple[list[Message], str
         last = i == len(replies) - 1
         if result.terminated or result.truncated:
             if not last:
-                return messages, "episode ended before the correction (the wrong attempt passed)"
+                if result.reward >= 1.0:
+                    return messages, PASSED_EARLY
+                return messages, f"episode ended at reply {i + 1} of {len(replies)} ({result.status or 'no status'})"
             if result.reward < 1.0:
                 why = result.status or result.info.get("reason")
                 return messages, f"final reply scored {result.reward:g}" + (f" ({why})" if why else "")
@@ -181,18 +192,28 @@ class Progress:
 def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Message]], int], budget: int,
                            samples: int = 1, temperature: float = 0.0, max_new_tokens: int = 160,
                            options: dict | None = None, seed: int = 0, max_tasks: int = 2000,
-                           batch_size: int = 32, max_len: int | None = None) -> EnvDemos:
+                           batch_size: int = 32, max_len: int | None = None, keep: str = "passed") -> EnvDemos:
     """The model behind `client` answers train tasks of `env_id` (`samples` replies each, at
-    `temperature`; 0 is greedy) until `budget` tokens are kept; a task gives at most one row,
-    its first reply that ended on its own (not cut at `max_new_tokens`) and replays through a
-    fresh episode to reward 1. Drops are counted like the reference demonstrations': no
-    finished reply scored 1, or longer than `max_len`."""
+    `temperature`; 0 is greedy) until `budget` tokens are kept; a task gives at most one row.
+
+    keep passed: its first reply that ended on its own (not cut at `max_new_tokens`) and replays
+    through a fresh episode to reward 1 (kind sampled). keep failed: its first reply that does
+    not pass, as a wrong attempt of weight 0, the env's feedback on it, and the env's reference
+    reply, replayed to reward 1 (kind self_repair; the env must give feedback between replies).
+    Drops are counted like the reference demonstrations', or longer than `max_len`."""
     from tempering.types import SamplingParams
 
+    where = f"demos.sampled.{env_id}"
     if samples < 1 or max_new_tokens < 1:
-        raise ConfigError(f"demos.sampled.{env_id}: samples and max_new_tokens must be >= 1, "
-                          f"got {samples} and {max_new_tokens}")
+        raise ConfigError(f"{where}: samples and max_new_tokens must be >= 1, got {samples} and {max_new_tokens}")
+    if keep not in KEEP:
+        raise ConfigError(f"{where}: keep must be one of {', '.join(KEEP)}, got {keep!r}")
     env = envs.make(env_id, **(options or {}))
+    if keep == "failed":
+        if not isinstance(env, MultiTurn) or not hasattr(env, "reference_response"):
+            raise ConfigError(f"{where}: keep failed needs an env that gives feedback between replies and has "
+                              f"reference replies (code/docstring-v1, sql/sqlite-v1, finance/statements-v1, ...)")
+        env.max_turns = max(env.max_turns, 2)
     params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples, seed=seed)
     out = EnvDemos(env_id)
     for start in range(0, max_tasks, batch_size):
@@ -205,19 +226,37 @@ def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Mes
                 break
             out.tasks_tried += 1
             replies = completions[i * samples:(i + 1) * samples]
-            kept = None
-            for reply in replies:
-                if reply.finish_reason == "length":  # its last number passed by luck, not as an answer
-                    continue
-                messages, dropped = _replay(env, task, [reply.text])
-                if dropped is None:
-                    kept = messages
-                    break
+            kind, kept, why = (_kept_pass(env, task, replies) if keep == "passed"
+                               else _kept_repair(env, task, replies))
             if kept is None:
-                out.dropped[f"{SAMPLED}: no finished reply of {samples} scored 1"] += 1
+                out.dropped[f"{kind}: {why}"] += 1
                 continue
-            out.keep(kept, task, SAMPLED, count_tokens(kept), max_len)
+            out.keep(kept, task, kind, count_tokens(kept), max_len)
     return out
+
+
+def _kept_pass(env, task: Task, replies) -> tuple[str, list[Message] | None, str]:
+    """The first finished reply that scores 1, as a conversation."""
+    for reply in replies:
+        if reply.finish_reason == "length":  # its last number passed by luck, not as an answer
+            continue
+        messages, dropped = _replay(env, task, [reply.text])
+        if dropped is None:
+            return SAMPLED, messages, ""
+    return SAMPLED, None, f"no finished reply of {len(replies)} scored 1"
+
+
+def _kept_repair(env, task: Task, replies) -> tuple[str, list[Message] | None, str]:
+    """The first reply that fails, its feedback and the reference fix, as a conversation. A
+    reply cut at max_new_tokens is a real mistake too (the model rambles), so it may be it."""
+    why = f"every one of {len(replies)} replies passed"
+    for reply in replies:
+        messages, dropped = _replay(env, task, [reply.text, env.reference_response(task)])
+        if dropped is None:
+            return SELF_REPAIR, messages, ""
+        if dropped != PASSED_EARLY:
+            why = dropped
+    return SELF_REPAIR, None, why
 
 
 def demonstrations(mix: dict[str, float], tokens: int, count_tokens, kinds: dict[str, float] | None = None,

@@ -152,3 +152,37 @@ def test_sampled_demonstrations_keep_only_finished_replies_that_score_one(tiny):
     assert demos.dropped == {"sampled: no finished reply of 2 scored 1": 2}
     assert demos.tasks_tried == 4 and demos.tokens == sum(r["tokens"] for r in demos.rows)
     assert len(client.prompts) == 8  # every task asked for both replies in one batch
+
+
+def test_sampled_demonstrations_of_failures_teach_the_fix_not_the_mistake(tiny):
+    """keep failed (kind self_repair): the model's first reply that fails stays as context of
+    weight 0, the env's real feedback on it follows, and the reference is the one target; a
+    task whose replies all pass keeps nothing, and an env without feedback is one clear error."""
+    from tempering.errors import ConfigError
+    from tempering.rollout.fake import ScriptedClient
+    from tempering.trainer.demos import sampled_demonstrations
+
+    env_id = "finance/statements-v1"
+    env = envs.make(env_id)
+    right = [env.reference_response(env.task("train", i)) for i in range(3)]
+    wrong = env.broken_response(env.task("train", 0))
+    # task 0: right, then wrong (the wrong one is kept); task 1: right twice (nothing); task 2: wrong but cut
+    replies = [right[0], wrong, right[1], right[1], env.broken_response(env.task("train", 2)), right[2]]
+    client = ScriptedClient(tiny.tokenizer, replies, cut={4})
+    demos = sampled_demonstrations(env_id, client, _words, budget=10**6, samples=2, max_tasks=3, batch_size=3,
+                                   keep="failed")
+    assert [r["task_id"] for r in demos.rows] == [env.task("train", i).id for i in (0, 2)]
+    assert {r["kind"] for r in demos.rows} == {"self_repair"}
+    assert demos.dropped == {"self_repair: every one of 2 replies passed": 1}
+    first = [Message(**m) for m in demos.rows[0]["messages"]]
+    said = [m for m in first if m.role == "assistant"]
+    assert [(m.content, m.weight) for m in said] == [(wrong, 0), (right[0], 1)]
+    fresh = envs.make(env_id)
+    fresh.reset(env.task("train", 0))
+    verdict = list(fresh.step(wrong).messages)  # what the env really says to the wrong reply
+    at = first.index(said[0]) + 1
+    assert verdict and first[at:at + len(verdict)] == verdict and first[at + len(verdict)] == said[1]
+    with pytest.raises(ConfigError, match="keep failed needs an env that gives feedback"):
+        sampled_demonstrations("math/arith-v1", client, _words, budget=10, keep="failed")
+    with pytest.raises(ConfigError, match="keep must be one of passed, failed"):
+        sampled_demonstrations(env_id, client, _words, budget=10, keep="wrong")
