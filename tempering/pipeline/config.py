@@ -64,6 +64,8 @@ class Sampled:
     """Tokens per reply, as the env is evaluated with."""
     max_tasks: int = 2000
     """Train tasks tried at most."""
+    start: int = 0
+    """First train task index; past the reference demonstrations' (demos.json's tasks_tried) to keep the tasks apart."""
     keep: str = "passed"
     """passed: replies that score 1 (the model's skill, in its words). failed: a reply that fails,
     kept as context (weight 0) before the env's feedback and the reference fix (self_repair)."""

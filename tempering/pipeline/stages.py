@@ -117,7 +117,7 @@ def _sampled_demos(cfg: PipelineConfig, count_tokens, max_len: int) -> list:
     client = HFClient(loaded.model, loaded.tokenizer)
     return [sampled_demonstrations(env_id, client, count_tokens, spec.tokens, spec.samples, spec.temperature,
                                    spec.max_new_tokens, cfg.options.get(env_id), cfg.seed, spec.max_tasks,
-                                   cfg.eval.batch_size, max_len, spec.keep)
+                                   cfg.eval.batch_size, max_len, spec.keep, spec.start)
             for env_id, spec in cfg.sampled().items()]
 
 

@@ -192,7 +192,8 @@ class Progress:
 def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Message]], int], budget: int,
                            samples: int = 1, temperature: float = 0.0, max_new_tokens: int = 160,
                            options: dict | None = None, seed: int = 0, max_tasks: int = 2000,
-                           batch_size: int = 32, max_len: int | None = None, keep: str = "passed") -> EnvDemos:
+                           batch_size: int = 32, max_len: int | None = None, keep: str = "passed",
+                           start: int = 0) -> EnvDemos:
     """The model behind `client` answers train tasks of `env_id` (`samples` replies each, at
     `temperature`; 0 is greedy) until `budget` tokens are kept; a task gives at most one row.
 
@@ -200,7 +201,8 @@ def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Mes
     through a fresh episode to reward 1 (kind sampled). keep failed: its first reply that does
     not pass, as a wrong attempt of weight 0, the env's feedback on it, and the env's reference
     reply, replayed to reward 1 (kind self_repair; the env must give feedback between replies).
-    Drops are counted like the reference demonstrations', or longer than `max_len`."""
+    Drops are counted like the reference demonstrations', or longer than `max_len`. Tasks are
+    train tasks `start`, `start + 1`, ... (past the reference demonstrations' to keep them apart)."""
     from tempering.types import SamplingParams
 
     where = f"demos.sampled.{env_id}"
@@ -216,10 +218,10 @@ def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Mes
         env.max_turns = max(env.max_turns, 2)
     params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples, seed=seed)
     out = EnvDemos(env_id)
-    for start in range(0, max_tasks, batch_size):
+    for first in range(start, start + max_tasks, batch_size):
         if out.tokens >= budget:
             break
-        tasks = [env.task(TRAIN, i) for i in range(start, min(start + batch_size, max_tasks))]
+        tasks = [env.task(TRAIN, i) for i in range(first, min(first + batch_size, start + max_tasks))]
         completions = client.generate([t.prompt for t in tasks], params)
         for i, task in enumerate(tasks):
             if out.tokens >= budget:

@@ -182,6 +182,9 @@ def test_sampled_demonstrations_of_failures_teach_the_fix_not_the_mistake(tiny):
     verdict = list(fresh.step(wrong).messages)  # what the env really says to the wrong reply
     at = first.index(said[0]) + 1
     assert verdict and first[at:at + len(verdict)] == verdict and first[at + len(verdict)] == said[1]
+    later = sampled_demonstrations(env_id, ScriptedClient(tiny.tokenizer, [wrong], repeat_last=True), _words,
+                                   budget=10**6, max_tasks=2, batch_size=2, keep="failed", start=5)
+    assert [r["task_id"] for r in later.rows] == [env.task("train", i).id for i in (5, 6)]  # tasks apart from 0..4
     with pytest.raises(ConfigError, match="keep failed needs an env that gives feedback"):
         sampled_demonstrations("math/arith-v1", client, _words, budget=10, keep="failed")
     with pytest.raises(ConfigError, match="keep must be one of passed, failed"):
