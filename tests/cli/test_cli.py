@@ -127,15 +127,18 @@ def test_asking_for_a_gpu_where_none_is_visible_exits_2_before_the_run_directory
     assert not (tmp_path / "r").exists()
 
 
-def test_demo_takes_config_overrides_and_records_the_engine(tmp_path):
+def test_demo_takes_config_overrides_and_records_the_engine(tmp_path, capsys, monkeypatch):
     """`temper demo --set rollout.engine=...` is how the demo runs on another engine (issue 39);
     the engine it trained with is in demo.json, and a mistyped key is one line and exit 2."""
+    monkeypatch.chdir(REPO)
     run = tmp_path / "demo"
-    done = _run("demo", "--config", "configs/tiny-cpu.yaml", "--n-eval", "4", "--set", "train.steps=1",
-                "--set", "rollout.engine=hf", "--run-dir", str(run))
-    assert done.returncode == 0, done.stderr
+    assert main(["demo", "--config", "configs/tiny-cpu.yaml", "--n-eval", "4", "--set", "train.steps=1",
+                 "--set", "rollout.engine=hf", "--run-dir", str(run)]) == 0
     summary = json.loads((run / "demo.json").read_text())
     assert summary["engine"] == "hf" and summary["updates"] == 1 and summary["n_eval"] == 4
     assert (run / "eval-before.json").is_file() and (run / "eval-after.json").is_file()
-    bad = _run("demo", "--config", "configs/tiny-cpu.yaml", "--set", "rollout.engin=vllm", "--run-dir", str(tmp_path / "x"))
-    assert bad.returncode == 2 and "rollout.engine" in bad.stderr and "Traceback" not in bad.stderr
+    capsys.readouterr()
+    assert main(["demo", "--config", "configs/tiny-cpu.yaml", "--set", "rollout.engin=vllm",
+                 "--run-dir", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert "rollout.engine" in err and err.count("\n") == 1 and not (tmp_path / "x").exists()
