@@ -48,8 +48,8 @@ KEEP = ("passed", "failed")
 or one that fails, followed by its feedback and the reference (kind self_repair)."""
 TRAIN = "train"
 MAX_TRIES = 4
-PASSED_EARLY = "episode ended before the correction (the wrong attempt passed)"
 """Wrong first attempts tried per repair demonstration before the task is dropped."""
+PASSED_EARLY = "episode ended before the correction (the wrong attempt passed)"
 
 
 @dataclass
