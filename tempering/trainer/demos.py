@@ -218,7 +218,9 @@ def sampled_demonstrations(env_id: str, client, count_tokens: Callable[[list[Mes
         env.max_turns = max(env.max_turns, 2)
     params = SamplingParams(temperature=temperature, max_new_tokens=max_new_tokens, n=samples, seed=seed)
     out = EnvDemos(env_id)
+    progress = Progress(f"{env_id} ({keep} replies of the model)", budget)
     for first in range(start, start + max_tasks, batch_size):
+        progress.show(out)
         if out.tokens >= budget:
             break
         tasks = [env.task(TRAIN, i) for i in range(first, min(first + batch_size, start + max_tasks))]

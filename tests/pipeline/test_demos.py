@@ -189,3 +189,15 @@ def test_sampled_demonstrations_of_failures_teach_the_fix_not_the_mistake(tiny):
         sampled_demonstrations("math/arith-v1", client, _words, budget=10, keep="failed")
     with pytest.raises(ConfigError, match="keep must be one of passed, failed"):
         sampled_demonstrations(env_id, client, _words, budget=10, keep="wrong")
+
+
+def test_the_demos_stage_says_how_far_it_is(capsys):
+    """A line per interval while an env's demonstrations are made: tasks tried, kept, tokens, ETA."""
+    from tempering.trainer.demos import EnvDemos, Progress
+
+    out = EnvDemos("code/docstring-v1", rows=[{}, {}], tokens=500, tasks_tried=3)
+    progress = Progress("code/docstring-v1 (failed replies of the model)", budget=2000, every_s=0.0)
+    progress.show(out)
+    line = capsys.readouterr().out
+    assert line.startswith("[demos] code/docstring-v1 (failed replies of the model): 3 tasks tried, 2 kept, 500/2,000 tokens")
+    assert "ETA" in line
