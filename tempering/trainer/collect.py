@@ -196,6 +196,9 @@ class Collector:
             out["turns_mean"] = sum(turns) / n
             for k in range(1, self.cfg.rollout.max_turns + 1):
                 out[f"pass_by_turn_{k}"] = sum(p and t <= k for g in sampled for p, t in zip(g.passed, g.turns)) / n
+            # of the attempts that got feedback, the share that repeated a reply word for word
+            fed = [r for g in sampled for r, t in zip(g.repeated, g.turns) if t > 1]
+            out["repeated_after_feedback"] = sum(fed) / len(fed) if fed else 0.0
         return out
 
 

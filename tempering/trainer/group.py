@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tempering.envs.infra import INFRA_STOP, is_infra_failure
+from tempering.eval.accuracy import repeats_a_reply
 from tempering.scheduler.store import EpisodeRecord
 from tempering.types import Completion, Score, Segment, Task, Trajectory
 
@@ -53,6 +54,9 @@ class Group:
     """Attempts left out of the group because their sandbox failed on every try."""
     infra_retries: int = 0
     """Verifications or env steps of the group's attempts (left out ones too) run again after a sandbox failure."""
+    repeated: list[bool] = field(default_factory=list)
+    """Per attempt, whether a reply after feedback repeats an earlier one word for word (the
+    feedback went unused); empty for groups not built from stored episodes."""
 
     def stretches(self) -> list[tuple[int, "Group"]]:
         """(attempt, one-row group) for every later stretch: the same loss on another prompt."""
@@ -99,7 +103,8 @@ class Group:
                    statuses=[r.turn_records[-1].get("status") if r.turn_records else None for r in real],
                    segments=[r.segments for r in real] if any(r.segments for r in real) else [],
                    keys=[(r.step, r.round, r.slot) for r in real], infra_failed=len(records) - len(real),
-                   infra_retries=sum(r.infra_retries for r in records))
+                   infra_retries=sum(r.infra_retries for r in records),
+                   repeated=[repeats_a_reply([t.get("reply") or "" for t in r.turn_records]) for r in real])
 
 
 def completion_record(key: tuple[int, int, int], task: Task, family, c: Completion, score: Score,

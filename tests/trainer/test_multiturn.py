@@ -106,7 +106,15 @@ def test_repair_env_trains_through_the_sandbox(tmp_path, shared_sandbox):
     assert m["time_score"] > 0  # time spent in the sandbox is measured apart from generation
     store = Store(tmp_path / STORE_FILE)
     # the env ended each episode at rollout.max_turns itself, grading it on the hidden tests
-    assert {(e.stop_reason, e.turns) for e in store.episodes()} == {("terminated", 2)}
+    episodes = list(store.episodes())
+    assert {(e.stop_reason, e.turns) for e in episodes} == {("terminated", 2)}
+    # every episode got feedback; the metric is the share whose second reply was the first again
+    replies: dict = {}
+    for step, round_, slot, turn, text in store.db.execute(
+            "SELECT step, round, slot, turn, content FROM artifacts WHERE name = 'reply' ORDER BY turn"):
+        replies.setdefault((step, round_, slot), []).append(text.strip())
+    same = [replies[(e.step, e.round, e.slot)][0] == replies[(e.step, e.round, e.slot)][1] for e in episodes]
+    assert m["repeated_after_feedback"] == sum(same) / len(same)
     store.close()
 
 
@@ -193,3 +201,20 @@ def test_multi_turn_envs_end_their_episodes_at_the_rollout_turn_budget():
     mixed = envs.make_from_config(EnvConfig(id="mix", mix={"code/repair-v1": 1.0, "math/arith-v1": 1.0}), 4)
     assert mixed.members["code/repair-v1"].max_turns == 4
     assert envs.make_from_config(EnvConfig(id="code/repair-v1")).max_turns == 3  # the env's own default otherwise
+
+
+def test_an_attempt_that_repeats_its_reply_after_feedback_is_marked():
+    """Group.repeated, behind the repeated_after_feedback metric: the second reply the same as the
+    first (ends' whitespace aside) is a repeat; a changed one, or a single reply, is not."""
+    from tempering.scheduler.store import EpisodeRecord
+    from tempering.trainer.group import Group
+
+    def record(slot, replies):
+        return EpisodeRecord(step=1, round=0, slot=slot, task_id="t", domain="code", family=None, reward=0.0,
+                             passed=False, turns=len(replies), truncated=False, stop_reason="terminated", env_s=0.0,
+                             prompt_ids=(1,), sequence=(2,), mask=(1,),
+                             turn_records=tuple({"reply": r} for r in replies))
+
+    group = Group.from_records(None, None, [record(0, ["def f(): 1", "def f(): 1 "]), record(1, ["a", "b"]),
+                                            record(2, ["a"])])
+    assert group.repeated == [True, False, False]
