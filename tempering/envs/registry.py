@@ -18,6 +18,7 @@ def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
     from tempering.envs.cad.env import ENV_ID as CAD_ID, PartsEnv
     from tempering.envs.code.canary import CANARY_ID, CanaryEnv
     from tempering.envs.code.docstring import ENV_ID as DOCSTRING_ID, DocstringEnv
+    from tempering.envs.code.docstring.steps_env import ENV_ID as STEPS_ID, StepsEnv
     from tempering.envs.code.envs import RepairEnv, SynthEnv
     from tempering.envs.code.handwritten import ENV_ID as CODE_HAND_ID, HandwrittenCodeEnv
     from tempering.envs.code.humaneval import HumanEvalEnv
@@ -32,7 +33,7 @@ def _native() -> dict[str, Callable[[], SingleTurnEnv]]:
     from tempering.envs.terminal.repo_function import ENV_ID as REPO_FUNCTION_ID, RepoFunctionEnv
 
     return {"math/arith-v1": make_arith_env, "code/humaneval-v1": HumanEvalEnv, "code/synth-v1": SynthEnv,
-            CANARY_ID: CanaryEnv, DOCSTRING_ID: DocstringEnv, CODE_HAND_ID: HandwrittenCodeEnv,
+            CANARY_ID: CanaryEnv, DOCSTRING_ID: DocstringEnv, STEPS_ID: StepsEnv, CODE_HAND_ID: HandwrittenCodeEnv,
             "code/repair-v1": RepairEnv, "code/project-v1": ProjectEnv, TERMINAL_ID: TerminalEnv, REPO_ID: RepoEnv,
             REPO_FUNCTION_ID: RepoFunctionEnv, CAD_ID: PartsEnv,
             SQL_ID: SqliteEnv, SQL_HAND_ID: HandwrittenSqlEnv, SQL_SHAPES_ID: ShapesEnv, STATEMENTS_ID: StatementsEnv, FILINGS_ID: FilingsEnv}

@@ -45,28 +45,37 @@ N_STRONG = 30
 """Inputs of the held-back check (`strong_verify`), drawn apart from the task's own."""
 
 
-generate, generate_unseen = family_generators(BY_NAME, FAMILY_NAMES, UNSEEN_FAMILIES, build, INSTRUCTION)
-"""A task of `family`, or of a trained (held-out, for the unseen split) family the rng picks."""
-
-
-def strong_cases(code: CodeTask) -> list[dict]:
-    """N_STRONG new cases of the task's family and parameters, none of them the task's own."""
+def strong_cases(code: CodeTask, by_name: dict = BY_NAME) -> list[dict]:
+    """N_STRONG new cases of the task's family (looked up in `by_name`) and parameters, none of
+    them the task's own."""
     ref = compile_reference(code.reference, code.entry_point)
     seen = {repr(c["args"]) for c in (*code.metadata["visible"], *(code.cases or ()))}
-    family = BY_NAME[code.metadata["family"]]
+    family = by_name[code.metadata["family"]]
     return draw_cases(family, code.metadata["params"], ref, random.Random(f"strong|{code.prompt}"), N_STRONG, seen)
 
 
 class DocstringEnv(ExampleFeedback, SingleTurnEnv):
     """`code/docstring-v1`: the reward is the fraction of hidden tests passed. One answer at
     max_turns=1 (the default); above, a reply failing the docstring's examples gets the first
-    failing one back and another attempt, `turn_cost` off per extra attempt."""
+    failing one back and another attempt, `turn_cost` off per extra attempt.
+
+    Another env made of families in this shape (code/steps-v1) subclasses it and sets the four
+    class attributes below to its own id, families and task builder."""
 
     concurrent_verify = True
+    env_id = ENV_ID
+    by_name = BY_NAME
+    """Every family of the env, trained and held out, by name."""
+    held_out = UNSEEN_FAMILIES
+    """The families only the unseen split draws; train and test draw the others."""
+    build = staticmethod(build)
+    """(family, rng) -> CodeTask."""
 
     def __init__(self, max_turns: int = 1, turn_cost: float = 0.0) -> None:
-        super().__init__(ENV_ID, generate, _check, _reference, families=FAMILY_NAMES, unseen=generate_unseen,
-                         unseen_families=UNSEEN_FAMILIES)
+        trained = tuple(name for name in self.by_name if name not in self.held_out)
+        drawn, drawn_unseen = family_generators(self.by_name, trained, self.held_out, self.build, INSTRUCTION)
+        super().__init__(self.env_id, drawn, _check, _reference, families=trained, unseen=drawn_unseen,
+                         unseen_families=self.held_out)
         self._attempts(max_turns, turn_cost=turn_cost)
 
     def visible_cases(self, task: Task) -> list[dict]:
@@ -77,7 +86,7 @@ class DocstringEnv(ExampleFeedback, SingleTurnEnv):
 
     def strong_verify(self, task: Task, response: str) -> Score:
         """The held-back check: the answer on N_STRONG new inputs."""
-        return _check(task, response, cases=strong_cases(task.reference))
+        return _check(task, response, cases=strong_cases(task.reference, self.by_name))
 
     def wrong_attempts(self, task: Task, rng) -> list[str]:
         """Plausible buggy versions of the reference (mutants.py), then the broken variant."""
