@@ -46,8 +46,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
         if not isinstance(env, envs.MultiTurn):
             raise ConfigError(f"--max-turns is for multi-turn envs (finance/*, sql/*, cad/*, code/repair-v1, "
-                              f"code/docstring-v1, code/handwritten-v1, code/humaneval-v1); "
-                              f"{args.env} is single-turn: drop --max-turns")
+                              f"code/docstring-v1, code/steps-v1, code/handwritten-v1, "
+                              f"code/humaneval-v1); {args.env} is single-turn: drop --max-turns")
         if args.max_turns < 1:
             raise ConfigError(f"--max-turns must be at least 1, got {args.max_turns}")
         loaded = load(args.model)
