@@ -1,24 +1,22 @@
 """code/steps-v1: multi-step families in HumanEval's shape. Every family's reference passes
 its own tests in the sandbox and a broken variant fails; bodies are 4-12 lines; no task can be
 passed by a constant; the splits are disjoint with one held-out family per kind; no family is
-named as, or worded like, a HumanEval or code/handwritten-v1 problem."""
+named as, or worded like, a HumanEval or code/handwritten-v1 problem. The tests it shares with
+code/docstring-v1 (HumanEval's shape, references pass and broken ones fail, check_env) are
+in test_code_docstring.py."""
 
 from __future__ import annotations
 
 import ast
-import copy
 import random
 import re
 import statistics
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from tempering.envs import check_env, make
-from tempering.envs.code.docstring.env import strong_cases
 from tempering.envs.code.docstring.family import fam
-from tempering.envs.code.docstring.render import (STYLES, _fields, argument_names, compile_reference,
-                                                  function_name, reference_source)
+from tempering.envs.code.docstring.render import (_fields, argument_names)
 from tempering.envs.code.docstring.steps_env import (BY_NAME, ENV_ID, FAMILIES, FAMILY_NAMES, KINDS,
                                                      UNSEEN_FAMILIES, build_varied)
 from tempering.envs.code.handwritten import load_handwritten
@@ -101,78 +99,6 @@ def test_build_varied_redraws_a_task_whose_hidden_answers_are_all_equal():
                 lambda r, p: [[r.randint(0, 99)]])
     with pytest.raises(ValueError, match="same answer to every hidden case"):
         build_varied(never, random.Random(0))
-
-
-def test_prompts_are_humaneval_shaped_with_examples_the_reference_gives(env):
-    layouts, hints, names = set(), set(), set()
-    for task in env.tasks("train", 120):
-        code, ref = _code(task), task.reference
-        fn = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef))
-        doc = ast.get_docstring(fn)
-        assert fn.name == ref.entry_point and doc and code.endswith('    """\n')
-        assert fn.body and len(fn.body) == 1  # the docstring alone: the model writes the body
-        visible = ref.metadata["visible"]
-        assert 2 <= len(visible) <= 3 and len(ref.cases) == 10
-        assert not {repr(c["args"]) for c in visible} & {repr(c["args"]) for c in ref.cases}
-        for c in visible:
-            assert f"{fn.name}({', '.join(map(repr, c['args']))})" in doc and repr(c["expected"]) in doc
-        layouts.add(">>>" in doc)
-        hints.add("from typing import" in code if fn.returns else "bare")
-        names.add(fn.name)
-    assert layouts == {True, False} and hints == {True, False, "bare"} and len(names) >= 60
-
-
-def test_the_reference_is_one_function_whatever_the_names_drawn():
-    """A body whose local shadowed an argument would compute something else under some names:
-    each family gives the same outputs under every naming style."""
-    for family in FAMILIES:
-        rng = random.Random(family.name)
-        params = family.params(rng)
-        inputs = [family.inputs(rng, params) for _ in range(20)]
-        outputs = set()
-        for style in range(max(len(choices) for choices, _ in family.args)):
-            for snake in family.fns:
-                fn = function_name(snake, rng.choice([s for s, _ in STYLES]))
-                ref = compile_reference(reference_source(family, fn, argument_names(family, fn, style), params), fn)
-                outputs.add(repr([ref(*copy.deepcopy(args)) for args in inputs]))
-        assert len(outputs) == 1, family.name
-
-
-def test_tasks_reproduce_from_their_seed(env):
-    assert env.task("test", 4) == env.task("test", 4) and env.task("unseen", 2) == env.task("unseen", 2)
-    assert build_varied(FAMILIES[0], random.Random(3)) == build_varied(FAMILIES[0], random.Random(3))
-
-
-def test_strong_cases_are_new_inputs_of_the_same_function(env):
-    for task in env.tasks("train", 20):
-        code = task.reference
-        own = {repr(c["args"]) for c in (*code.metadata["visible"], *code.cases)}
-        strong = strong_cases(code, BY_NAME)
-        assert len(strong) >= 20 and not {repr(c["args"]) for c in strong} & own
-
-
-def test_every_family_reference_passes_its_tests_in_the_sandbox_and_a_broken_one_fails(shared_sandbox, env):
-    tasks = [env.task("unseen" if f.name in UNSEEN_FAMILIES else "train", i, family=f.name)
-             for f in FAMILIES for i in range(2)]
-    with ThreadPoolExecutor(8) as pool:
-        ref = list(pool.map(lambda t: env.verify(t, env.reference_response(t)), tasks))
-        broken = list(pool.map(lambda t: env.verify(t, env.broken_response(t)), tasks[::2]))
-    assert [t.id for t, s in zip(tasks, ref) if not s.passed] == []
-    assert [t.id for t, s in zip(tasks[::2], broken) if s.value >= 1.0] == []
-
-
-def test_a_body_only_completion_is_scored_and_strong_verify_accepts_the_reference(shared_sandbox, env):
-    task = env.task("train", 0)
-    body = task.reference.reference[len(task.reference.prompt):]
-    assert env.verify(task, body).passed
-    assert env.verify(task, "    return None\n").value < 1.0
-    assert env.strong_verify(task, env.reference_response(task)).passed
-
-
-def test_check_env_over_the_three_splits(shared_sandbox):
-    report = check_env(ENV_ID, n=5)
-    assert report.ok, report.problems
-    assert report.checked == 15
 
 
 def test_with_turns_a_wrong_reply_gets_a_docstring_example_back_as_in_docstring_v1(shared_sandbox):
