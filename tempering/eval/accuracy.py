@@ -90,12 +90,31 @@ def _scored(env_id: str, split: str, items: list[dict], tokens: int, seconds: fl
                       infra_failed=len(items) - len(real), scored=len(real))
 
 
+class ProgressLines:
+    """`<prefix>: 64/100 answered, 3 passed, ETA 1.2 min`, at most every `every_s` seconds and
+    once at the end: an evaluation's progress in a log, where a progress bar would not show."""
+
+    def __init__(self, prefix: str, total: int, every_s: float = 30.0) -> None:
+        self.prefix, self.total, self.every_s = prefix, total, every_s
+        self.t0 = self.last = time.monotonic()
+
+    def show(self, done: int, passed: int) -> None:
+        now = time.monotonic()
+        if now - self.last < self.every_s and done < self.total:
+            return
+        self.last = now
+        eta = (self.total - done) * (now - self.t0) / done / 60 if done else 0.0
+        print(f"{self.prefix}: {done}/{self.total} answered, {passed} passed, ETA {eta:.1f} min", flush=True)
+
+
 def evaluate(client: InferenceClient, env: SingleTurnEnv, split: str = "test", n: int = 200, max_new_tokens: int = 64,
              batch_size: int = 32, progress: bool = True,
-             infra_retries: int = RolloutConfig.infra_retries) -> EvalResult:
+             infra_retries: int = RolloutConfig.infra_retries, log: str | None = None) -> EvalResult:
     """Greedy-decode the first n tasks of `split` and score each with the env's verifier
-    (re-run up to `infra_retries` times while its sandbox fails)."""
+    (re-run up to `infra_retries` times while its sandbox fails). `log`, for a log off a
+    terminal (the pipeline's): a line with that prefix after each batch, at most every 30 s."""
     tasks = env.tasks(split, n)
+    lines = ProgressLines(log, n) if log else None
     checked = InfraRetry(env, infra_retries)
     params = SamplingParams(temperature=0.0, max_new_tokens=max_new_tokens)
     items, tokens, t0 = [], 0, time.perf_counter()
@@ -114,6 +133,8 @@ def evaluate(client: InferenceClient, env: SingleTurnEnv, split: str = "test", n
                               "status": score.status, "extracted": score.extracted, "format_ok": score.format_ok,
                               "response": comp.text})
             bar.update(job, advance=len(chunk))
+            if lines:
+                lines.show(len(items), sum(bool(i["passed"]) for i in items))
     return _scored(env.id, split, items, tokens, time.perf_counter() - t0, lambda i: bool(i["format_ok"]))
 
 

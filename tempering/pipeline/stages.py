@@ -59,10 +59,12 @@ def run_eval(cfg: PipelineConfig, root: Path, stage: str, model_path: str) -> di
         n = spec.n
         if split == "test" and hasattr(env, "size"):
             n = min(n, env.size(split))
-        if episodic(env, spec.max_turns):
+        if episodic(env, spec.max_turns):  # its episodes run together: no line until they end
+            print(f"[{stage}] {env_id} {split}: {n} episodes of up to {spec.max_turns} replies...", flush=True)
             result = evaluate_episodes(client, env_id, split, n, spec.max_turns, tokens, options)
         else:
-            result = evaluate(client, env, split, n, tokens, cfg.eval.batch_size, progress=False)
+            result = evaluate(client, env, split, n, tokens, cfg.eval.batch_size, progress=False,
+                              log=f"[{stage}] {env_id} {split}")
         result.write_json(eval_file(root, stage, env_id, split))
         print(f"[{stage}] {result.summary()} ({result.seconds:.0f} s)", flush=True)
     if hasattr(client, "close"):

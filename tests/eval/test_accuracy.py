@@ -32,3 +32,15 @@ def test_without_infra_failures_the_result_reads_as_before(tiny):
     assert (result.infra_failed, result.scored, result.accuracy) == (0, 2, 0.5)
     assert result.summary().startswith("test/sandboxed-parity-v1 [test] accuracy 50.0% (1/2), 95% CI") \
         and "not scored" not in result.summary()
+
+
+def test_off_a_terminal_an_evaluation_says_how_far_it_is(tiny, capsys):
+    """With `log`, a line at most every 30 s between batches and one at the end: answered so far,
+    passed so far, ETA; the pipeline's eval stages pass it."""
+    replies = ["ee 1", "e 2", "ee 3"]  # right, wrong, right
+    result = evaluate(ScriptedClient(tiny.tokenizer, replies), sandboxed_parity_env(LosingSandbox()), n=3,
+                      max_new_tokens=16, batch_size=2, progress=False, log="[eval-sft] test/sandboxed-parity-v1 test")
+    lines = capsys.readouterr().out.splitlines()
+    assert result.correct == 2
+    assert lines[-1].startswith("[eval-sft] test/sandboxed-parity-v1 test: 3/3 answered, 2 passed, ETA 0.0 min")
+    assert all("answered" in line for line in lines)
